@@ -1,0 +1,255 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import SQLite from "better-sqlite3";
+import {
+  type DatabaseConnection,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  sql,
+} from "kysely";
+import pg from "pg";
+import { DbBusyError } from "../errors.js";
+import { type Backend, Dialect } from "./dialect.js";
+import { checksumOf, type MigrateResult, type Migration, plan } from "./migrator.js";
+import { createLocalNotifier, createPgNotifier, type Notifier } from "./notifier.js";
+
+export interface DatabaseOptions {
+  /** `postgres://…` selects PostgreSQL; unset means SQLite at `sqliteFile`. */
+  url?: string | undefined;
+  sqliteFile?: string;
+  /** How long a caller may wait for a connection before DbBusyError (→ 503). DESIGN.md: 5 s. */
+  acquireTimeoutMs?: number;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+}
+
+export interface Database<DB> {
+  readonly backend: Backend;
+  readonly dialect: Dialect;
+  readonly db: Kysely<DB>;
+  /**
+   * One write transaction. SQLite: `BEGIN IMMEDIATE` (excludes every other writer, also in other
+   * processes). PostgreSQL: READ COMMITTED; take row locks with dialect.forShare/forUpdate.
+   * Inside `fn` use only `trx`.
+   */
+  writeTx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T>;
+  migrate(
+    migrations: readonly Migration[],
+    opts?: { onApplied?: (m: Migration) => void },
+  ): Promise<MigrateResult>;
+  readonly notifier: Notifier;
+  close(): Promise<void>;
+}
+
+class TimedSqliteDriver extends SqliteDriver {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly timeoutMs: number,
+  ) {
+    super(config);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const pending = super.acquireConnection();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new DbBusyError()), this.timeoutMs);
+    });
+    try {
+      return await Promise.race([pending, timeout]);
+    } catch (err) {
+      // The wait gave up; when the connection does come, hand it straight back.
+      if (err instanceof DbBusyError) pending.then(() => this.releaseConnection()).catch(() => {});
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+class TimedSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly cfg: SqliteDialectConfig,
+    private readonly timeoutMs: number,
+  ) {
+    super(cfg);
+  }
+  override createDriver() {
+    return new TimedSqliteDriver(this.cfg, this.timeoutMs);
+  }
+}
+
+/** A pool whose acquire timeout surfaces as DbBusyError. */
+class BusyMappingPool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    cb: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): void;
+  override connect(
+    cb?: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ) {
+    if (cb) return super.connect(cb as never);
+    return super.connect().catch((err: Error) => {
+      if (/timeout exceeded when trying to connect/i.test(err.message)) throw new DbBusyError();
+      throw err;
+    });
+  }
+}
+
+const PG_TYPE_PARSERS: Record<number, (v: string) => unknown> = {
+  20: (v) => Number(v), // int8: counts and byte sizes fit in 2^53
+  1700: (v) => Number(v), // numeric
+  1184: (v) => new Date(v).toISOString(), // timestamptz → RFC 3339 UTC with ms
+  1114: (v) => new Date(`${v.replace(" ", "T")}Z`).toISOString(),
+};
+
+export function openSqlite(file: string): SQLite.Database {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const raw = new SQLite(file);
+  raw.pragma("journal_mode = WAL");
+  raw.pragma("synchronous = FULL");
+  raw.pragma("foreign_keys = ON");
+  raw.pragma("busy_timeout = 5000");
+  return raw;
+}
+
+export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
+  const timeoutMs = opts.acquireTimeoutMs ?? 5000;
+  if (opts.url) return openPostgres<DB>(opts.url, timeoutMs, opts.poolSize ?? 10);
+  if (!opts.sqliteFile) throw new Error("openDatabase needs url or sqliteFile");
+  return openSqliteDatabase<DB>(opts.sqliteFile, timeoutMs);
+}
+
+function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
+  const raw = openSqlite(file);
+  const db = new Kysely<DB>({ dialect: new TimedSqliteDialect({ database: raw }, timeoutMs) });
+  const dialect = new Dialect("sqlite");
+  const notifier = createLocalNotifier();
+  return {
+    backend: "sqlite",
+    dialect,
+    db,
+    notifier,
+    writeTx: (fn) =>
+      db.connection().execute(async (conn) => {
+        await sql`BEGIN IMMEDIATE`.execute(conn);
+        try {
+          const result = await fn(conn);
+          await sql`COMMIT`.execute(conn);
+          return result;
+        } catch (err) {
+          if (raw.inTransaction) await sql`ROLLBACK`.execute(conn).catch(() => {});
+          throw err;
+        }
+      }),
+    migrate: (migrations, mopts) =>
+      db.connection().execute(async () => {
+        raw.exec(
+          "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)",
+        );
+        const applied = raw
+          .prepare("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+          .all() as {
+          version: number;
+          name: string;
+          checksum: string;
+        }[];
+        const pending = plan(migrations, applied);
+        const insert = raw.prepare(
+          "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+        );
+        for (const m of pending) {
+          const text = typeof m.sql === "string" ? m.sql : m.sql.sqlite;
+          raw.exec("BEGIN IMMEDIATE");
+          try {
+            raw.exec(dialect.renderSql(text));
+            insert.run(m.version, m.name, checksumOf(m), new Date().toISOString());
+            raw.exec("COMMIT");
+          } catch (err) {
+            raw.exec("ROLLBACK");
+            throw err;
+          }
+          mopts?.onApplied?.(m);
+        }
+        return { applied: pending.map((m) => m.version), current: migrations.length };
+      }),
+    close: async () => {
+      await notifier.close();
+      await db.destroy();
+    },
+  };
+}
+
+function openPostgres<DB>(url: string, timeoutMs: number, poolSize: number): Database<DB> {
+  const types = {
+    getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      PG_TYPE_PARSERS[oid] ?? pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
+  };
+  const pool = new BusyMappingPool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: timeoutMs,
+    types,
+  });
+  // An idle client that errors (server restart) must not crash the process.
+  pool.on("error", () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const dialect = new Dialect("postgres");
+  const notifier = createPgNotifier(url, pool);
+  return {
+    backend: "postgres",
+    dialect,
+    db,
+    notifier,
+    writeTx: (fn) => db.transaction().execute(fn),
+    migrate: async (migrations, mopts) => {
+      const client = await pool.connect();
+      try {
+        // Two processes starting at once: the second waits here, then finds nothing pending.
+        await client.query("SELECT pg_advisory_lock(hashtext('schema_migrations'))");
+        await client.query(
+          "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TIMESTAMPTZ NOT NULL)",
+        );
+        const applied = (
+          await client.query("SELECT version, name, checksum FROM schema_migrations ORDER BY version")
+        ).rows;
+        const pending = plan(migrations, applied);
+        for (const m of pending) {
+          const text = typeof m.sql === "string" ? m.sql : m.sql.postgres;
+          await client.query("BEGIN");
+          try {
+            await client.query(dialect.renderSql(text));
+            await client.query(
+              "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES ($1, $2, $3, now())",
+              [m.version, m.name, checksumOf(m)],
+            );
+            await client.query("COMMIT");
+          } catch (err) {
+            await client.query("ROLLBACK");
+            throw err;
+          }
+          mopts?.onApplied?.(m);
+        }
+        return { applied: pending.map((m) => m.version), current: migrations.length };
+      } finally {
+        await client.query("SELECT pg_advisory_unlock(hashtext('schema_migrations'))").catch(() => {});
+        client.release();
+      }
+    },
+    close: async () => {
+      await notifier.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,162 @@
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import { AppError } from "../errors.js";
+import { newId } from "../ids.js";
+import type { Logger } from "../logger.js";
+import { closeAllSse } from "./sse.js";
+
+export interface HttpAppOptions {
+  logger: Logger;
+  /** Default JSON/text body limit in bytes (routes may set their own). */
+  bodyLimit?: number;
+  /**
+   * Whether request log lines carry the path. Query strings are never logged (they carry
+   * tickets and media tokens); the bridge turns paths off entirely (its path can be a secret).
+   */
+  logPaths?: boolean;
+  /** Extra Fastify options (e.g. routerOptions). */
+  fastify?: Partial<FastifyServerOptions>;
+}
+
+const STATUS_CODES: Record<number, string> = {
+  400: "bad_request",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "not_found",
+  406: "not_acceptable",
+  408: "request_timeout",
+  409: "conflict",
+  411: "length_required",
+  413: "payload_too_large",
+  414: "uri_too_long",
+  415: "unsupported_media_type",
+  416: "range_not_satisfiable",
+  422: "validation_failed",
+  429: "rate_limited",
+  431: "headers_too_large",
+  503: "unavailable",
+};
+
+/** Map any thrown value to `{status, body, headers}` in the common error shape. */
+export function toErrorResponse(err: unknown): {
+  status: number;
+  body: { error: Record<string, unknown> };
+  headers: Record<string, string>;
+} {
+  if (err instanceof AppError) return { status: err.status, body: err.toBody(), headers: err.headers };
+  const e = err as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string }[] };
+  if (e?.validation) {
+    const v = e.validation[0];
+    const field = (v?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".") || null;
+    return {
+      status: 422,
+      body: { error: { code: "validation_failed", message: "The request is invalid.", field } },
+      headers: {},
+    };
+  }
+  const code = e?.code ?? "";
+  if (
+    err instanceof SyntaxError ||
+    code === "FST_ERR_CTP_INVALID_JSON_BODY" ||
+    code === "FST_ERR_CTP_EMPTY_JSON_BODY"
+  ) {
+    return {
+      status: 400,
+      body: { error: { code: "invalid_json", message: "The body is not valid JSON." } },
+      headers: {},
+    };
+  }
+  if (code === "FST_ERR_CTP_BODY_TOO_LARGE" || e?.statusCode === 413) {
+    return {
+      status: 413,
+      body: { error: { code: "payload_too_large", message: "The request body is too large." } },
+      headers: {},
+    };
+  }
+  if (code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+    return {
+      status: 415,
+      body: { error: { code: "unsupported_media_type", message: "This content type is not accepted here." } },
+      headers: {},
+    };
+  }
+  const status = typeof e?.statusCode === "number" ? e.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const c = STATUS_CODES[status] ?? "bad_request";
+    return {
+      status: status === 405 ? 404 : status,
+      body: { error: { code: c, message: "The request was not accepted." } },
+      headers: {},
+    };
+  }
+  if (status === 503) {
+    return {
+      status,
+      body: {
+        error: { code: "unavailable", message: "Service unavailable; try again shortly.", retry_after_s: 5 },
+      },
+      headers: { "retry-after": "5" },
+    };
+  }
+  return {
+    status: 500,
+    body: { error: { code: "internal_error", message: "Internal server error." } },
+    headers: {},
+  };
+}
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{8,64}$/;
+
+/** A Fastify app with the shared error shape, request ids, path-safe logging and SSE shutdown. */
+export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
+  const logPaths = opts.logPaths ?? true;
+  const app = Fastify({
+    loggerInstance: opts.logger.child(
+      {},
+      {
+        serializers: {
+          req: (req: { method?: string; url?: string; id?: string }) => ({
+            method: req.method,
+            ...(logPaths ? { path: (req.url ?? "").split("?")[0] } : {}),
+          }),
+          res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+        },
+      },
+    ),
+    bodyLimit: opts.bodyLimit ?? 1024 * 1024,
+    genReqId: (req) => {
+      const h = req.headers["x-request-id"];
+      return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : newId();
+    },
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+    ...opts.fastify,
+  }) as unknown as FastifyInstance;
+
+  app.addHook("onRequest", async (req, reply) => {
+    reply.header("x-request-id", req.id);
+    reply.header("x-content-type-options", "nosniff");
+  });
+
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body, headers } = toErrorResponse(err);
+    if (status >= 500 && !(err instanceof AppError)) req.log.error({ err }, "request failed");
+    for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+    return reply.code(status).type("application/json").send(body);
+  });
+
+  app.setNotFoundHandler((_req, reply) =>
+    reply
+      .code(404)
+      .type("application/json")
+      .send({ error: { code: "not_found", message: "Not found." } }),
+  );
+
+  app.addHook("preClose", async () => closeAllSse(app));
+  return app;
+}
+
+/** `GET /healthz` → 200 `ok` text/plain, no auth (contracts/common.md). */
+export function registerHealth(app: FastifyInstance): void {
+  app.get("/healthz", async (_req, reply) => reply.type("text/plain; charset=utf-8").send("ok"));
+}

@@ -1,0 +1,58 @@
+import { type DestinationStream, type Logger, pino } from "pino";
+import pretty from "pino-pretty";
+
+export type { Logger } from "pino";
+
+/** Credentials that must never reach a log line, wherever they appear in a logged object. */
+export const REDACT_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  'req.headers["x-api-key"]',
+  'req.headers["x-auth-token"]',
+  'req.headers["x-signature"]',
+  'res.headers["set-cookie"]',
+  "headers.authorization",
+  "headers.cookie",
+  "token",
+  "password",
+  "secret",
+  "pin",
+  "ticket",
+  "*.token",
+  "*.password",
+  "*.secret",
+  "*.pin",
+  "*.ticket",
+  "*.authorization",
+  "*.cookie",
+];
+
+export interface LoggerOptions {
+  name: string;
+  level?: string;
+  format?: "json" | "pretty";
+  /** Write here instead of stdout (tests capture log output through this). */
+  stream?: DestinationStream;
+}
+
+export function createLogger(opts: LoggerOptions): Logger {
+  const base = {
+    name: opts.name,
+    level: opts.level ?? "info",
+    redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+    timestamp: pino.stdTimeFunctions.isoTime,
+  };
+  if (opts.stream) return pino(base, opts.stream);
+  if (opts.format === "pretty") return pino(base, pretty({ colorize: process.stdout.isTTY, sync: true }));
+  return pino(base);
+}
+
+/** A logger that writes into an array, for tests that search what was logged. */
+export function captureLogger(
+  name = "test",
+  level = "trace",
+): { logger: Logger; lines: string[]; text(): string } {
+  const lines: string[] = [];
+  const stream: DestinationStream = { write: (s: string) => void lines.push(s) };
+  return { logger: createLogger({ name, level, stream }), lines, text: () => lines.join("") };
+}

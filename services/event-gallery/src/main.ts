@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+import { runMain } from "@app/kit/cli";
+import { startServer } from "@app/kit/http";
+import { createLogger } from "@app/kit/logger";
+import { buildApp } from "./app.js";
+import { envSpec } from "./config.js";
+
+await runMain({
+  title: "event-gallery: photo and video sharing for one event",
+  usage: "node services/event-gallery/dist/main.js [--help]",
+  spec: envSpec,
+  start: async (config) => {
+    const logger = createLogger({
+      name: "event-gallery",
+      level: config.LOG_LEVEL,
+      format: config.LOG_FORMAT,
+    });
+    const built = await buildApp(config, { logger });
+    await startServer(built.app, { host: config.HOST, port: config.PORT, logger, onClose: built.close });
+  },
+});
