@@ -1,0 +1,151 @@
+import type { Generated } from "kysely";
+
+/**
+ * Row types of the event-gallery schema (migrations/001 onward). Timestamps are ISO strings,
+ * booleans 0/1, JSON columns go through dialect.json / dialect.fromJson.
+ */
+export interface EventTable {
+  id: number;
+  uploads_locked_at: string | null;
+  export_released_at: string | null;
+  export_epoch: Generated<number>;
+  created_at: string;
+}
+
+export type Role = "guest" | "host" | "admin";
+
+export interface UsersTable {
+  id: string;
+  display_name: string;
+  /** Case-folded display name: uniqueness is case-insensitive. */
+  display_name_key: string;
+  role: Generated<Role>;
+  is_banned: Generated<number>;
+  recovery_pin_hash: string | null;
+  /** Only the admin account has a password. */
+  password_hash: string | null;
+  failed_pin_attempts: Generated<number>;
+  last_failed_pin_at: string | null;
+  pin_locked_until: string | null;
+  pin_reset_requested_at: string | null;
+  client_join_id: string | null;
+  total_upload_bytes: Generated<number>;
+  uploads_hidden_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: string;
+  last_seen_at: string;
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+export interface ConfigTable {
+  key: string;
+  value: unknown;
+  updated_at: string;
+}
+
+export interface HostAuditTable {
+  id: string;
+  actor_id: string | null;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  details: unknown;
+  created_at: string;
+}
+
+export type CompressionStatus = "processing" | "done" | "failed";
+
+export interface UploadsTable {
+  id: string;
+  user_id: string;
+  client_upload_id: string | null;
+  caption: Generated<string>;
+  media_type: "image" | "video";
+  mime_type: string;
+  original_path: string | null;
+  preview_path: string | null;
+  display_path: string | null;
+  thumbnail_path: string | null;
+  original_size_bytes: number;
+  width: number | null;
+  height: number | null;
+  duration_s: number | null;
+  compression_status: Generated<CompressionStatus>;
+  derivatives_rev: Generated<number>;
+  derivative_attempts: Generated<number>;
+  derivative_last_error: string | null;
+  /** Boots on which the backfill tried this row; it gives up after 3. */
+  derivative_boots: Generated<number>;
+  deleted_at: string | null;
+  deleted_by: "owner" | "host" | "system" | null;
+  media_reclaimed_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UploadHashtagsTable {
+  upload_id: string;
+  tag: string;
+}
+
+export interface LikesTable {
+  upload_id: string;
+  user_id: string;
+  created_at: string;
+}
+
+export interface CommentsTable {
+  id: string;
+  upload_id: string;
+  user_id: string;
+  text: string;
+  created_at: string;
+  deleted_at: string | null;
+  deleted_by: "owner" | "host" | null;
+}
+
+export type ExportKind = "zip" | "html";
+export type ExportStatus = "pending" | "running" | "done" | "failed";
+
+export interface ExportJobsTable {
+  id: string;
+  kind: ExportKind;
+  status: ExportStatus;
+  epoch: number;
+  progress_pct: Generated<number>;
+  file_path: string | null;
+  size_bytes: number | null;
+  message: string | null;
+  started_at: string | null;
+  finished_at: string | null;
+  updated_at: string;
+}
+
+export interface ExportDownloadsTable {
+  id: string;
+  user_id: string;
+  kind: string;
+  created_at: string;
+}
+
+export interface GalleryDB {
+  event: EventTable;
+  users: UsersTable;
+  sessions: SessionsTable;
+  config: ConfigTable;
+  host_audit: HostAuditTable;
+  uploads: UploadsTable;
+  upload_hashtags: UploadHashtagsTable;
+  likes: LikesTable;
+  comments: CommentsTable;
+  export_jobs: ExportJobsTable;
+  export_downloads: ExportDownloadsTable;
+}

@@ -1,0 +1,7 @@
+import type { Migration } from "@app/kit/db";
+import { migration as m0001 } from "./0001_control_plane.js";
+import { migration as m0002 } from "./0002_data_plane.js";
+import { migration as m0003 } from "./0003_triggers.js";
+
+/** Every migration of script-platform, in order (numbered from 0001 as the seed numbers them). */
+export const migrations: Migration[] = [m0001, m0002, m0003];
