@@ -1,0 +1,88 @@
+import type { Clock } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import type { Logger } from "@app/kit/logger";
+import type { FastifyRequest } from "fastify";
+import type { Config } from "./config.js";
+import type { GalleryDB, Role } from "./db/schema.js";
+
+/**
+ * What every gallery module receives. Built once in app.ts (owned by the gallery-core helper);
+ * other modules depend on these interfaces, not on each other's internals.
+ */
+export interface GalleryContext {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  database: Database<GalleryDB>;
+  paths: {
+    dataDir: string;
+    /** originals/ and derivatives/ live below this. */
+    mediaDir: string;
+    /** finished keepsake archives. */
+    exportsDir: string;
+  };
+  settings: SettingsStore;
+  auth: Auth;
+  limiter: RateLimiter;
+  bus: EventBus;
+  disk: DiskProbe;
+}
+
+/** Runtime configuration (config table over the contract's allowlist defaults). */
+export interface Settings {
+  event_name: string;
+  quota_tolerance: number;
+  upload_rate_per_hour: number;
+  join_ip_rate_per_min: number;
+  recover_ip_rate_per_min: number;
+  feed_rate_per_min: number;
+  delta_rate_per_min: number;
+  export_downloads_per_day: number;
+  max_upload_bytes: number;
+}
+export interface SettingsStore {
+  get<K extends keyof Settings>(key: K): Promise<Settings[K]>;
+  all(): Promise<Settings>;
+}
+
+export interface AuthedUser {
+  id: string;
+  display_name: string;
+  /** From the live row, never from the token. */
+  role: Role;
+  is_banned: boolean;
+  sessionId: string;
+}
+export interface Auth {
+  /**
+   * Resolve the caller from `Authorization: Bearer` (or, when `allowMediaToken`, `?t=`), re-reading
+   * the live user row. 401 when missing/invalid/expired. `minRole` → 403 `forbidden` below it.
+   * `write: true` → 403 `banned` for a banned user (checked before any ownership check).
+   */
+  requireUser(
+    req: FastifyRequest,
+    opts?: { minRole?: Role; write?: boolean; allowMediaToken?: boolean },
+  ): Promise<AuthedUser>;
+  /** A short-lived token for `?t=` on media URLs (so <img>/<video> tags work). */
+  mediaToken(user: AuthedUser): Promise<string>;
+  /** Client IP for limits: right-most X-Forwarded-For hop, else the peer address. */
+  clientIp(req: FastifyRequest): string;
+}
+
+export interface RateLimiter {
+  /** Count one hit on `key`; throws 429 `rate_limited` (or `code`) with Retry-After past `limit` per `windowMs`. */
+  hit(key: string, limit: number, windowMs: number, code?: string): void;
+  /** Like hit, but only checks (does not count). */
+  check(key: string, limit: number, windowMs: number, code?: string): void;
+}
+
+/** Real-time fan-out to /stream subscribers (SSE event names from the contract). */
+export interface EventBus {
+  publish(event: string, data: Record<string, unknown>, opts?: { hostsOnly?: boolean }): void;
+  subscribe(fn: (event: string, data: Record<string, unknown>, hostsOnly: boolean) => void): () => void;
+}
+
+export interface DiskProbe {
+  /** Free and total bytes of the filesystem holding DATA_DIR (tests inject fixed numbers). */
+  stat(): Promise<{ free_bytes: number; total_bytes: number }>;
+}
