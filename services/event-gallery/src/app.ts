@@ -1,17 +1,38 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
+import { openDatabase } from "@app/kit/db";
 import { createHttpApp, registerHealth } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
+import { createAuth } from "./auth/auth.js";
+import { loadJwtSecret } from "./auth/secret.js";
+import { SessionTokens } from "./auth/sessions.js";
 import type { Config } from "./config.js";
+import type { BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
+import { migrations } from "./db/migrations/index.js";
+import type { GalleryDB } from "./db/schema.js";
+import { createDiskProbe } from "./disk/probe.js";
+import { ensureEventRow } from "./event/state.js";
+import { createRateLimiter } from "./limits/limiter.js";
+import { createEventBus } from "./realtime/bus.js";
+import { createSettingsStore } from "./settings/store.js";
 
 export interface AppDeps {
   logger: Logger;
   clock?: Clock;
+  /** Replaces the statfs probe on DATA_DIR (tests inject fixed numbers). */
+  disk?: DiskProbe;
+  /** Database pool wait before 503 (tests shorten it). */
+  acquireTimeoutMs?: number;
 }
 
 export interface BuiltApp {
   app: FastifyInstance;
+  ctx: GalleryContext;
+  /** Starts background workers now (done automatically once the server listens); idempotent. */
+  startWorkers(): void;
   /** Stops background work and closes the database; call after app.close(). */
   close(): Promise<void>;
 }
@@ -19,9 +40,67 @@ export interface BuiltApp {
 /** Build the event-gallery app from a config object (tests build it in-process). */
 export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp> {
   const clock = deps.clock ?? systemClock;
-  void clock;
-  void config;
-  const app = createHttpApp({ logger: deps.logger });
-  registerHealth(app);
-  return { app, close: async () => {} };
+  const logger = deps.logger;
+  const dataDir = config.DATA_DIR;
+  const paths = { dataDir, mediaDir: join(dataDir, "media"), exportsDir: join(dataDir, "exports") };
+  await mkdir(paths.mediaDir, { recursive: true });
+  await mkdir(paths.exportsDir, { recursive: true });
+
+  const database = openDatabase<GalleryDB>({
+    url: config.DATABASE_URL,
+    sqliteFile: join(dataDir, "gallery.sqlite"),
+    ...(deps.acquireTimeoutMs !== undefined ? { acquireTimeoutMs: deps.acquireTimeoutMs } : {}),
+  });
+  let workers: BackgroundWorker[] = [];
+  try {
+    await database.migrate(migrations);
+    await ensureEventRow(database.db, clock);
+    const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
+    const ctx: GalleryContext = {
+      config,
+      clock,
+      logger,
+      database,
+      paths,
+      settings: createSettingsStore(database, clock),
+      auth: createAuth(database, tokens, clock),
+      limiter: createRateLimiter(clock),
+      bus: createEventBus(logger),
+      disk: deps.disk ?? createDiskProbe(dataDir),
+    };
+
+    const app = createHttpApp({ logger });
+    registerHealth(app);
+    // One line per route module: `registerXRoutes(api, ctx)` adds its paths under /api/v1.
+    await app.register(
+      async (api) => {
+        void api;
+      },
+      { prefix: "/api/v1" },
+    );
+
+    // One entry per background worker: `createXWorker(ctx)` returning a BackgroundWorker.
+    workers = [];
+    let started = false;
+    const startWorkers = () => {
+      if (started) return;
+      started = true;
+      for (const w of workers) w.start();
+    };
+    app.addHook("onListen", async () => startWorkers());
+
+    return {
+      app,
+      ctx,
+      startWorkers,
+      close: async () => {
+        for (const w of workers)
+          await w.stop().catch((err) => logger.error({ err, worker: w.name }, "worker stop failed"));
+        await database.close();
+      },
+    };
+  } catch (err) {
+    await database.close().catch(() => {});
+    throw err;
+  }
 }

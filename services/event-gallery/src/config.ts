@@ -1,8 +1,28 @@
-import { commonEnv, type EnvValues } from "@app/kit/config";
+import { commonEnv, type EnvValues, envVar } from "@app/kit/config";
+import { z } from "zod";
 
 /** Every variable event-gallery reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("event-gallery", 3001),
+  GALLERY_ADMIN_NAME: envVar(
+    z
+      .string()
+      .trim()
+      .min(1, "must be 1 to 40 characters")
+      .max(40, "must be 1 to 40 characters")
+      .default("Admin"),
+    "display name of the admin account (reserved for guests)",
+  ),
+  GALLERY_ADMIN_PASSWORD: envVar(
+    z.string().min(8, "must be at least 8 characters").optional(),
+    "admin password; unset on first start → a random one is generated, stored hashed and printed once",
+    { secret: true, defaultText: "generated on first start" },
+  ),
+  GALLERY_JWT_SECRET: envVar(
+    z.string().min(32, "must be at least 32 characters").optional(),
+    "HS256 key for session tokens; unset → generated once and kept in DATA_DIR/jwt-secret (mode 0600)",
+    { secret: true, defaultText: "generated under DATA_DIR" },
+  ),
 };
 
 export type Config = EnvValues<typeof envSpec>;

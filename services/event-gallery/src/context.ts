@@ -86,3 +86,14 @@ export interface DiskProbe {
   /** Free and total bytes of the filesystem holding DATA_DIR (tests inject fixed numbers). */
   stat(): Promise<{ free_bytes: number; total_bytes: number }>;
 }
+
+/**
+ * A background loop owned by one module. app.ts starts every worker once the server is listening
+ * (or when a test calls `startWorkers()`), and awaits `stop()` in `close()` before the database
+ * closes.
+ */
+export interface BackgroundWorker {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}

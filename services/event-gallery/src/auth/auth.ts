@@ -1,0 +1,67 @@
+import type { Clock } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import { forbidden, unauthorized } from "@app/kit/errors";
+import { presentedCredentials } from "@app/kit/http";
+import type { FastifyRequest } from "fastify";
+import type { Auth, AuthedUser } from "../context.js";
+import type { GalleryDB, Role } from "../db/schema.js";
+import { hashToken, type SessionTokens } from "./sessions.js";
+
+const RANK: Record<Role, number> = { guest: 0, host: 1, admin: 2 };
+export const roleAtLeast = (role: Role, min: Role) => RANK[role] >= RANK[min];
+
+/** Right-most X-Forwarded-For hop (the one our own proxy appended), else the peer address. */
+export function clientIpOf(req: FastifyRequest): string {
+  const xff = req.headers["x-forwarded-for"];
+  const joined = Array.isArray(xff) ? xff.join(",") : xff;
+  if (joined) {
+    const hops = joined
+      .split(",")
+      .map((h) => h.trim())
+      .filter(Boolean);
+    const last = hops.at(-1);
+    if (last) return last;
+  }
+  return req.socket.remoteAddress ?? req.ip ?? "unknown";
+}
+
+export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, _clock: Clock): Auth {
+  const { db } = database;
+
+  const fromSessionToken = async (token: string) => {
+    // Cheap structural check first: a JWT with a valid signature is worth a database read.
+    if (!(await tokens.claims(token, "session"))) return null;
+    return tokens.lookup(db, { tokenHash: hashToken(token) });
+  };
+  const fromMediaToken = async (token: string) => {
+    const c = await tokens.claims(token, "media");
+    if (!c) return null;
+    const row = await tokens.lookup(db, { sessionId: c.sid });
+    return row && row.id === c.sub ? row : null;
+  };
+
+  return {
+    async requireUser(req, opts = {}) {
+      const bearer = presentedCredentials(req.headers)[0];
+      let row = bearer ? await fromSessionToken(bearer) : null;
+      if (!row && !bearer && opts.allowMediaToken) {
+        const t = (req.query as Record<string, unknown> | undefined)?.t;
+        if (typeof t === "string" && t !== "") row = await fromMediaToken(t);
+      }
+      if (!row) throw unauthorized("Sign in again: the session is missing, invalid or expired.");
+      await tokens.touch(db, row);
+      const user: AuthedUser = {
+        id: row.id,
+        display_name: row.display_name,
+        role: row.role,
+        is_banned: row.is_banned === 1,
+        sessionId: row.session_id,
+      };
+      if (opts.minRole && !roleAtLeast(user.role, opts.minRole)) throw forbidden();
+      if (opts.write && user.is_banned) throw forbidden("Your account is read-only.", "banned");
+      return user;
+    },
+    mediaToken: (user) => tokens.mediaToken(user.sessionId, user.id),
+    clientIp: clientIpOf,
+  };
+}

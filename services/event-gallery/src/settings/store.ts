@@ -1,0 +1,89 @@
+import type { Clock } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import { AppError } from "@app/kit/errors";
+import { z } from "zod";
+import type { Settings, SettingsStore } from "../context.js";
+import type { GalleryDB } from "../db/schema.js";
+
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+
+/** The admin-editable allowlist: key → validator and default (contract "Config allowlist"). */
+export const SETTINGS_SCHEMA: { [K in keyof Settings]: z.ZodType<Settings[K]> } = {
+  event_name: z.string().trim().min(1).max(100),
+  quota_tolerance: z.number().gt(0).max(1),
+  upload_rate_per_hour: int(1, 100_000),
+  join_ip_rate_per_min: int(1, 100_000),
+  recover_ip_rate_per_min: int(1, 100_000),
+  feed_rate_per_min: int(1, 100_000),
+  delta_rate_per_min: int(1, 100_000),
+  export_downloads_per_day: int(1, 10_000),
+  // The upload route itself accepts at most 576 MiB.
+  max_upload_bytes: int(1, 603_979_776),
+};
+
+export const SETTINGS_DEFAULTS: Settings = {
+  event_name: "Our Event",
+  quota_tolerance: 0.8,
+  upload_rate_per_hour: 100,
+  join_ip_rate_per_min: 300,
+  recover_ip_rate_per_min: 30,
+  feed_rate_per_min: 240,
+  delta_rate_per_min: 120,
+  export_downloads_per_day: 3,
+  max_upload_bytes: 603_979_776,
+};
+
+const isKey = (k: string): k is keyof Settings => Object.hasOwn(SETTINGS_DEFAULTS, k);
+
+export interface EditableSettingsStore extends SettingsStore {
+  /** Validate every key first, then write them all in one transaction. */
+  update(patch: Record<string, unknown>): Promise<Settings>;
+}
+
+/**
+ * Settings over the `config` table. Reads go to the database each time (the table is tiny and
+ * another process may have changed it); a stored value that no longer validates falls back to
+ * the default rather than breaking the service.
+ */
+export function createSettingsStore(database: Database<GalleryDB>, clock: Clock): EditableSettingsStore {
+  const { db, dialect } = database;
+  const decode = <K extends keyof Settings>(key: K, raw: unknown): Settings[K] => {
+    const parsed = SETTINGS_SCHEMA[key].safeParse(dialect.fromJson(raw));
+    return parsed.success ? parsed.data : SETTINGS_DEFAULTS[key];
+  };
+  const all = async (): Promise<Settings> => {
+    const rows = await db.selectFrom("config").select(["key", "value"]).execute();
+    const out: Settings = { ...SETTINGS_DEFAULTS };
+    for (const r of rows)
+      if (isKey(r.key)) (out as unknown as Record<string, unknown>)[r.key] = decode(r.key, r.value);
+    return out;
+  };
+  return {
+    async get(key) {
+      const row = await db.selectFrom("config").select("value").where("key", "=", key).executeTakeFirst();
+      return row ? decode(key, row.value) : SETTINGS_DEFAULTS[key];
+    },
+    all,
+    async update(patch) {
+      const values: [keyof Settings, unknown][] = [];
+      for (const [key, value] of Object.entries(patch)) {
+        if (!isKey(key))
+          throw new AppError(422, "unknown_key", `Unknown config key: ${key}.`, { field: key });
+        const parsed = SETTINGS_SCHEMA[key].safeParse(value);
+        if (!parsed.success)
+          throw new AppError(422, "invalid_value", `Invalid value for ${key}.`, { field: key });
+        values.push([key, parsed.data]);
+      }
+      const now = clock.iso();
+      await database.writeTx(async (trx) => {
+        for (const [key, value] of values)
+          await trx
+            .insertInto("config")
+            .values({ key, value: dialect.json(value), updated_at: now })
+            .onConflict((oc) => oc.column("key").doUpdateSet({ value: dialect.json(value), updated_at: now }))
+            .execute();
+      });
+      return all();
+    },
+  };
+}
