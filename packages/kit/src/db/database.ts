@@ -187,6 +187,8 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
     close: async () => {
       await notifier.close();
       await db.destroy();
+      // Kysely only closes what it initialised; the migrator may have been the only user.
+      if (raw.open) raw.close();
     },
   };
 }
@@ -250,6 +252,8 @@ function openPostgres<DB>(url: string, timeoutMs: number, poolSize: number): Dat
     close: async () => {
       await notifier.close();
       await db.destroy();
+      // Kysely only ends the pool if it was initialised; the migrator may have been the only user.
+      if (!pool.ending) await pool.end();
     },
   };
 }

@@ -26,13 +26,17 @@ const digest = (s: string) => createHash("sha256").update(s, "utf8").digest();
  * pair is compared in full, whatever matched earlier, so timing does not reveal which one did.
  * Returns the index of the matching accepted secret, or -1. Unset secrets never match.
  */
-export function matchSecret(presented: readonly string[], accepted: readonly (string | undefined)[]): number {
+export function matchSecret(
+  presented: readonly string[],
+  accepted: readonly (string | undefined)[],
+  compare: (a: Buffer, b: Buffer) => boolean = timingSafeEqual,
+): number {
   let found = -1;
   const p = presented.length > 0 ? presented.map(digest) : [digest("")];
   accepted.forEach((secret, i) => {
     const a = digest(secret ?? "");
     for (const d of p) {
-      const eq = timingSafeEqual(a, d);
+      const eq = compare(a, d);
       // The unset check comes after the comparison so unset slots cost the same time.
       if (eq && secret !== undefined && secret !== "" && presented.length > 0 && found === -1) found = i;
     }
