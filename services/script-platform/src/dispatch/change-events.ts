@@ -1,5 +1,11 @@
-import type { Kysely } from "kysely";
+import type { Clock } from "@app/kit/clock";
+import { systemClock } from "@app/kit/clock";
+import { Dialect, type Kysely, sql } from "@app/kit/db";
+import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
+import { enqueueTriggeredRun } from "../triggers/enqueue.js";
+import { matchCollection, matchOperation, matchTopic } from "../triggers/patterns.js";
+import { enabledTriggersOfKind } from "../triggers/repository.js";
 
 /**
  * Seam between the SDK's data writes (platform-runtime helper) and triggers (platform-triggers
@@ -17,10 +23,6 @@ export interface ChangeEvent {
   depth: number;
 }
 
-export async function emitChangeEvent(_trx: Kysely<PlatformDB>, _event: ChangeEvent): Promise<number> {
-  return 0; // no triggers yet: the platform-triggers helper replaces this
-}
-
 export interface PubsubMessage {
   appId: string;
   topic: string;
@@ -29,7 +31,122 @@ export interface PubsubMessage {
   depth: number;
 }
 
-/** One outbox row per matching enabled pubsub trigger; no match is a silent success. */
-export async function emitPubsub(_trx: Kysely<PlatformDB>, _msg: PubsubMessage): Promise<number> {
-  return 0; // no triggers yet: the platform-triggers helper replaces this
+/**
+ * What emission needs besides the transaction: the time source, the depth limit, the backend
+ * (for NOTIFY) and a logger. The seam's signatures carry only (trx, event), so buildApp installs
+ * these once per process (registerTriggers); every app instance of a process shares one config.
+ */
+export interface EmissionContext {
+  clock: Clock;
+  logger: Logger | null;
+  maxDepth: number;
+  dialect: Dialect;
+}
+
+let emission: EmissionContext = {
+  clock: systemClock,
+  logger: null,
+  maxDepth: 8,
+  dialect: new Dialect("sqlite"),
+};
+
+export function configureEmission(ctx: EmissionContext): void {
+  emission = ctx;
+}
+
+/** Channel of committed realtime messages (NOTIFY on PostgreSQL, in-process on SQLite). */
+export const REALTIME_CHANNEL = "platform_realtime";
+/** NOTIFY payloads must stay under 8000 bytes; bigger messages are fetched by seq. */
+const INLINE_NOTIFY_MAX = 7000;
+
+function depthExceeded(appId: string, what: string, depth: number): boolean {
+  if (depth < emission.maxDepth) return false;
+  emission.logger?.warn(
+    { app_id: appId, event: what, depth, max_depth: emission.maxDepth },
+    "trigger chain depth reached; the write emits no trigger events",
+  );
+  return true;
+}
+
+export async function emitChangeEvent(trx: Kysely<PlatformDB>, event: ChangeEvent): Promise<number> {
+  if (depthExceeded(event.appId, `${event.kind}:${event.operation}`, event.depth)) return 0;
+  const { dialect, clock } = emission;
+  const candidates = await enabledTriggersOfKind(trx, dialect, event.appId, event.kind);
+  const now = clock.iso();
+  let written = 0;
+  for (const t of candidates) {
+    if (!matchCollection(t.detail.collection_pattern ?? "", event.collection)) continue;
+    if (!matchOperation(t.detail.operations ?? [], event.operation)) continue;
+    await enqueueTriggeredRun(trx, dialect, {
+      appId: event.appId,
+      sourceKind: event.kind,
+      triggerId: t.id,
+      scriptId: t.script_id,
+      event: { [event.kind]: event.payload },
+      depth: event.depth + 1,
+      principal: t.registered_by_principal,
+      dueAt: now,
+      now,
+    });
+    written++;
+  }
+  return written;
+}
+
+/**
+ * One outbox row per matching enabled pubsub trigger; no match is a silent success. A message on
+ * a registered external topic is also logged for realtime subscribers, who receive it only once
+ * this transaction commits (see realtime/hub.ts).
+ */
+export async function emitPubsub(trx: Kysely<PlatformDB>, msg: PubsubMessage): Promise<number> {
+  const { dialect, clock } = emission;
+  const now = clock.iso();
+  await logForRealtime(trx, msg, now);
+  if (depthExceeded(msg.appId, `pubsub:${msg.topic}`, msg.depth)) return 0;
+  const candidates = await enabledTriggersOfKind(trx, dialect, msg.appId, "pubsub");
+  let written = 0;
+  for (const t of candidates) {
+    if (!matchTopic(t.detail.topic_pattern ?? "", msg.topic)) continue;
+    await enqueueTriggeredRun(trx, dialect, {
+      appId: msg.appId,
+      sourceKind: "pubsub",
+      triggerId: t.id,
+      scriptId: t.script_id,
+      event: { pubsub: { topic: msg.topic, message: msg.message, published_at: now } },
+      depth: msg.depth + 1,
+      principal: t.registered_by_principal,
+      dueAt: now,
+      now,
+    });
+    written++;
+  }
+  return written;
+}
+
+async function logForRealtime(trx: Kysely<PlatformDB>, msg: PubsubMessage, now: string): Promise<void> {
+  const topic = await trx
+    .selectFrom("topics")
+    .select("external")
+    .where("app_id", "=", msg.appId)
+    .where("name", "=", msg.topic)
+    .executeTakeFirst();
+  if (!topic || Number(topic.external) !== 1) return;
+  const text = JSON.stringify(msg.message ?? null);
+  const row = await trx
+    .insertInto("realtime_messages")
+    .values({ app_id: msg.appId, topic: msg.topic, message: text, created_at: now })
+    .returning("seq")
+    .executeTakeFirstOrThrow();
+  if (emission.dialect.backend === "postgres") {
+    // NOTIFY inside the transaction is delivered to every listening process at COMMIT, and never
+    // if it rolls back: exactly "after the durable commit". SQLite subscribers poll by seq instead.
+    const inline = Buffer.byteLength(text) <= INLINE_NOTIFY_MAX;
+    const note = JSON.stringify({
+      seq: Number(row.seq),
+      app_id: msg.appId,
+      topic: msg.topic,
+      ...(inline ? { message: text } : {}),
+    });
+    await sql`SELECT pg_notify(${REALTIME_CHANNEL}, ${note})`.execute(trx);
+  }
 }
