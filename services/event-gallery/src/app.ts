@@ -15,6 +15,11 @@ import { migrations } from "./db/migrations/index.js";
 import type { GalleryDB } from "./db/schema.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
+import { registerIdentityRoutes } from "./http/routes/identity.js";
+import { registerMeRoutes } from "./http/routes/me.js";
+import { ensureAdmin } from "./identity/admin.js";
+import { NameRules } from "./identity/names.js";
+import { IdentityService } from "./identity/service.js";
 import { createRateLimiter } from "./limits/limiter.js";
 import { createEventBus } from "./realtime/bus.js";
 import { createSettingsStore } from "./settings/store.js";
@@ -69,12 +74,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       disk: deps.disk ?? createDiskProbe(dataDir),
     };
 
+    await ensureAdmin(ctx);
+    const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
+
     const app = createHttpApp({ logger });
     registerHealth(app);
     // One line per route module: `registerXRoutes(api, ctx)` adds its paths under /api/v1.
     await app.register(
       async (api) => {
-        void api;
+        registerIdentityRoutes(api, ctx, identity);
+        registerMeRoutes(api, ctx);
       },
       { prefix: "/api/v1" },
     );

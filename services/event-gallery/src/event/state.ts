@@ -50,3 +50,24 @@ export async function isKeepsakeReady(db: Kysely<GalleryDB>, event: EventRow): P
   const jobs = await db.selectFrom("export_jobs").select(["status", "epoch"]).execute();
   return jobs.length > 0 && jobs.every((j) => j.status === "done" && j.epoch === event.export_epoch);
 }
+
+/** The contract's `event` object: `{name, uploads_locked, released, keepsake_ready}`. */
+export interface EventView {
+  name: string;
+  uploads_locked: boolean;
+  released: boolean;
+  keepsake_ready: boolean;
+}
+
+export async function eventView(
+  db: Kysely<GalleryDB>,
+  settings: { get(key: "event_name"): Promise<string> },
+): Promise<EventView> {
+  const event = await getEvent(db);
+  return {
+    name: await settings.get("event_name"),
+    uploads_locked: event.uploads_locked_at !== null,
+    released: event.export_released_at !== null,
+    keepsake_ready: await isKeepsakeReady(db, event),
+  };
+}
