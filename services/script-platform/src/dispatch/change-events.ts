@@ -1,11 +1,9 @@
-import type { Clock } from "@app/kit/clock";
-import { systemClock } from "@app/kit/clock";
-import { Dialect, type Kysely, sql } from "@app/kit/db";
-import type { Logger } from "@app/kit/logger";
+import { type Kysely, sql } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import { enqueueTriggeredRun } from "../triggers/enqueue.js";
 import { matchCollection, matchOperation, matchTopic } from "../triggers/patterns.js";
 import { enabledTriggersOfKind } from "../triggers/repository.js";
+import { triggerRuntime } from "../triggers/runtime-config.js";
 
 /**
  * Seam between the SDK's data writes (platform-runtime helper) and triggers (platform-triggers
@@ -31,38 +29,16 @@ export interface PubsubMessage {
   depth: number;
 }
 
-/**
- * What emission needs besides the transaction: the time source, the depth limit, the backend
- * (for NOTIFY) and a logger. The seam's signatures carry only (trx, event), so buildApp installs
- * these once per process (registerTriggers); every app instance of a process shares one config.
- */
-export interface EmissionContext {
-  clock: Clock;
-  logger: Logger | null;
-  maxDepth: number;
-  dialect: Dialect;
-}
-
-let emission: EmissionContext = {
-  clock: systemClock,
-  logger: null,
-  maxDepth: 8,
-  dialect: new Dialect("sqlite"),
-};
-
-export function configureEmission(ctx: EmissionContext): void {
-  emission = ctx;
-}
-
 /** Channel of committed realtime messages (NOTIFY on PostgreSQL, in-process on SQLite). */
 export const REALTIME_CHANNEL = "platform_realtime";
 /** NOTIFY payloads must stay under 8000 bytes; bigger messages are fetched by seq. */
 const INLINE_NOTIFY_MAX = 7000;
 
 function depthExceeded(appId: string, what: string, depth: number): boolean {
-  if (depth < emission.maxDepth) return false;
-  emission.logger?.warn(
-    { app_id: appId, event: what, depth, max_depth: emission.maxDepth },
+  const { settings, logger } = triggerRuntime();
+  if (depth < settings.maxDepth) return false;
+  logger?.warn(
+    { app_id: appId, event: what, depth, max_depth: settings.maxDepth },
     "trigger chain depth reached; the write emits no trigger events",
   );
   return true;
@@ -70,7 +46,7 @@ function depthExceeded(appId: string, what: string, depth: number): boolean {
 
 export async function emitChangeEvent(trx: Kysely<PlatformDB>, event: ChangeEvent): Promise<number> {
   if (depthExceeded(event.appId, `${event.kind}:${event.operation}`, event.depth)) return 0;
-  const { dialect, clock } = emission;
+  const { dialect, clock } = triggerRuntime();
   const candidates = await enabledTriggersOfKind(trx, dialect, event.appId, event.kind);
   const now = clock.iso();
   let written = 0;
@@ -99,7 +75,7 @@ export async function emitChangeEvent(trx: Kysely<PlatformDB>, event: ChangeEven
  * this transaction commits (see realtime/hub.ts).
  */
 export async function emitPubsub(trx: Kysely<PlatformDB>, msg: PubsubMessage): Promise<number> {
-  const { dialect, clock } = emission;
+  const { dialect, clock } = triggerRuntime();
   const now = clock.iso();
   await logForRealtime(trx, msg, now);
   if (depthExceeded(msg.appId, `pubsub:${msg.topic}`, msg.depth)) return 0;
@@ -137,7 +113,7 @@ async function logForRealtime(trx: Kysely<PlatformDB>, msg: PubsubMessage, now: 
     .values({ app_id: msg.appId, topic: msg.topic, message: text, created_at: now })
     .returning("seq")
     .executeTakeFirstOrThrow();
-  if (emission.dialect.backend === "postgres") {
+  if (triggerRuntime().dialect.backend === "postgres") {
     // NOTIFY inside the transaction is delivered to every listening process at COMMIT, and never
     // if it rolls back: exactly "after the durable commit". SQLite subscribers poll by seq instead.
     const inline = Buffer.byteLength(text) <= INLINE_NOTIFY_MAX;

@@ -1,5 +1,11 @@
-import type { Kysely } from "kysely";
+import { toIso } from "@app/kit/clock";
+import type { Kysely } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
+import { effectiveRetry } from "../triggers/model.js";
+import { findTriggerById } from "../triggers/repository.js";
+import { triggerRuntime } from "../triggers/runtime-config.js";
+import { backoffDelayMs } from "../triggers/settings.js";
+import { deadLetter, handlerRunFailed } from "./dead-letters.js";
 
 /**
  * Seam between the dispatcher (platform-runtime helper) and retries / dead letters
@@ -13,14 +19,57 @@ export interface FailedRun {
   appId: string;
   triggerId: string | null;
   scriptId: string;
+  /** Attempts made so far, the failed one included. */
   attempts: number;
   error: { kind: string; message: string };
   executionId: string;
 }
 
+/**
+ * Retry policy: the trigger's `retry` (else the PLATFORM_TRIGGER_* defaults; rows without a
+ * trigger, e.g. async HTTP dispatch, use the defaults). Attempt n+1 is due backoff_ms·2^(n-1)
+ * after failure n, capped at max_backoff_ms; after max_attempts the row is dead-lettered, and a
+ * dead_letter handler that runs out resolves its dead letter as handler_failed instead.
+ */
 export async function onRunFailed(
-  _trx: Kysely<PlatformDB>,
-  _run: FailedRun,
+  trx: Kysely<PlatformDB>,
+  run: FailedRun,
 ): Promise<"retry" | "dead" | "drop"> {
-  return "drop"; // no retry policy yet: the platform-triggers helper replaces this
+  const { clock, dialect, settings } = triggerRuntime();
+  const row = await trx.selectFrom("outbox").selectAll().where("id", "=", run.outboxId).executeTakeFirst();
+  if (!row) return "drop";
+  const trigger = run.triggerId ? await findTriggerById(trx, dialect, run.triggerId) : null;
+  const policy = effectiveRetry(trigger?.retry ?? null, settings.retry);
+  const now = clock.now();
+  if (run.attempts < policy.max_attempts) {
+    await trx
+      .updateTable("outbox")
+      .set({ due_at: toIso(now + backoffDelayMs(policy, run.attempts)), attempts: run.attempts })
+      .where("id", "=", run.outboxId)
+      .execute();
+    return "retry";
+  }
+  if (row.source_kind === "dead_letter") {
+    await handlerRunFailed(trx, run.outboxId, toIso(now));
+    return "drop";
+  }
+  await deadLetter(
+    trx,
+    dialect,
+    {
+      outboxId: run.outboxId,
+      appId: run.appId,
+      triggerId: run.triggerId,
+      scriptId: run.scriptId,
+      sourceKind: row.source_kind,
+      payload: row.payload,
+      principal: row.principal,
+      depth: Number(row.depth),
+      attempts: run.attempts,
+      error: run.error,
+      executionId: run.executionId,
+    },
+    toIso(now),
+  );
+  return "dead";
 }

@@ -3,12 +3,9 @@ import { envInt, envVar } from "@app/kit/config";
 /**
  * Environment variables of triggers, retries, dead letters and retention. Spread into the
  * service's envSpec (src/config.ts) so they are validated at start-up and listed by --help.
+ * PLATFORM_MAX_TRIGGER_DEPTH is declared there by the control plane.
  */
 export const triggersEnv = {
-  PLATFORM_MAX_TRIGGER_DEPTH: envVar(
-    envInt(8, 1, 64),
-    "trigger chain depth: a write made by a run at this depth emits no trigger events",
-  ),
   PLATFORM_TRIGGER_MAX_ATTEMPTS: envVar(
     envInt(5, 1, 100),
     "default attempts (first run included) of a triggered run before it is dead-lettered",

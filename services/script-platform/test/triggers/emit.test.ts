@@ -7,9 +7,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import type { TriggerKind } from "../../src/db/schema-triggers.js";
-import { configureEmission, emitChangeEvent, emitPubsub } from "../../src/dispatch/change-events.js";
+import { emitChangeEvent, emitPubsub } from "../../src/dispatch/change-events.js";
 import type { TriggerDetail } from "../../src/triggers/model.js";
 import { insertTrigger } from "../../src/triggers/repository.js";
+import { configureTriggerRuntime } from "../../src/triggers/runtime-config.js";
+import { DEFAULT_TRIGGER_SETTINGS } from "../../src/triggers/settings.js";
 
 const APP = newId();
 const OTHER_APP = newId();
@@ -53,7 +55,12 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
 
   beforeAll(async () => {
     ({ database, cleanup } = await createTestDatabase<PlatformDB>(migrations));
-    configureEmission({ clock, logger: cap.logger, maxDepth: 3, dialect: database.dialect });
+    configureTriggerRuntime({
+      clock,
+      logger: cap.logger,
+      dialect: database.dialect,
+      settings: { ...DEFAULT_TRIGGER_SETTINGS, maxDepth: 3 },
+    });
   });
   afterAll(async () => cleanup());
   beforeEach(async () => {
