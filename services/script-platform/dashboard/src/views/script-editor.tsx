@@ -1,0 +1,198 @@
+import { useRef, useState } from "preact/hooks";
+import { ApiError, api, type Script, type ScriptKind } from "../api.js";
+import { CodeEditor, type EditorHandle, type SourceProblem } from "../editor.js";
+import { Link, navigate } from "../router.js";
+import {
+  ConfirmButton,
+  ErrorNote,
+  Field,
+  Loading,
+  parseJsonField,
+  Section,
+  useAction,
+  useResource,
+} from "../ui.js";
+import { RoutesPanel } from "./routes.js";
+
+const NEW_SOURCE = `export default async function (ctx) {
+  log.info("hello from", ctx.request.path);
+  return { statusCode: 200, body: { hello: ctx.request.query.name ?? "world" } };
+}
+`;
+
+/** The line-bearing problems of a 422 answer: `{line, column?}` on the error or an `errors` list. */
+export function problemsFrom(err: unknown): SourceProblem[] {
+  if (!(err instanceof ApiError) || err.status !== 422) return [];
+  const body = err.body;
+  const list = Array.isArray(body.errors) ? (body.errors as Array<Record<string, unknown>>) : [body];
+  return list.flatMap((e) =>
+    typeof e.line === "number"
+      ? [
+          {
+            line: e.line,
+            column: typeof e.column === "number" ? e.column : undefined,
+            message: typeof e.message === "string" ? e.message : body.message,
+          },
+        ]
+      : [],
+  );
+}
+
+export function ScriptEditorPage({ appId, scriptId }: { appId: string; scriptId: string | null }) {
+  const script = useResource(
+    () => (scriptId ? api.get<Script>(`scripts/${scriptId}`) : Promise.resolve(null)),
+    [scriptId],
+  );
+  if (!script.data && script.data !== null) return <Loading resource={script} />;
+  return (
+    <>
+      <ScriptForm appId={appId} script={script.data} onSaved={script.reload} />
+      {script.data && <RoutesPanel script={script.data} />}
+    </>
+  );
+}
+
+function ScriptForm({
+  appId,
+  script,
+  onSaved,
+}: {
+  appId: string;
+  script: Script | null;
+  onSaved: () => void;
+}) {
+  const editor = useRef<EditorHandle | null>(null);
+  const [name, setName] = useState(script?.name ?? "");
+  const [kind, setKind] = useState<ScriptKind>(script?.kind ?? "endpoint");
+  const [description, setDescription] = useState(script?.description ?? "");
+  const [timeout, setTimeoutText] = useState(script?.timeout_seconds ? String(script.timeout_seconds) : "");
+  const [sandbox, setSandbox] = useState(
+    script?.sandbox && Object.keys(script.sandbox).length > 0 ? JSON.stringify(script.sandbox, null, 2) : "",
+  );
+  const [problems, setProblems] = useState<SourceProblem[]>([]);
+  const [saved, setSaved] = useState(false);
+  const save = useAction();
+  const remove = useAction();
+
+  const onSave = (e: Event) => {
+    e.preventDefault();
+    setSaved(false);
+    save.run(async () => {
+      const body: Record<string, unknown> = {
+        name,
+        kind,
+        source: editor.current?.value() ?? "",
+        description,
+        sandbox: parseJsonField("Sandbox overrides", sandbox) ?? {},
+      };
+      if (timeout.trim() !== "") body.timeout_seconds = Number(timeout);
+      try {
+        const result = script
+          ? await api.put<Script>(`scripts/${script.id}`, body)
+          : await api.post<Script>("scripts", { app_id: appId, ...body });
+        setProblems([]);
+        editor.current?.showProblems([]);
+        setSaved(true);
+        if (script) onSaved();
+        else navigate(`/apps/${appId}/scripts/${result.id}`, true);
+      } catch (err) {
+        const found = problemsFrom(err);
+        setProblems(found);
+        editor.current?.showProblems(found);
+        throw err;
+      }
+    });
+  };
+
+  return (
+    <Section
+      title={script ? `Script ${script.name}` : "New script"}
+      actions={<Link href={`/apps/${appId}/scripts`}>All scripts</Link>}
+    >
+      <form class="stack" onSubmit={onSave}>
+        <div class="grid">
+          <Field label="Name">
+            <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <Field label="Kind">
+            <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as ScriptKind)}>
+              <option value="endpoint">endpoint</option>
+              <option value="module">module</option>
+            </select>
+          </Field>
+          <Field label="Timeout (s)" hint="Default 30, at most 300.">
+            <input
+              name="timeout_seconds"
+              type="number"
+              min="1"
+              max="300"
+              value={timeout}
+              onInput={(e) => setTimeoutText(e.currentTarget.value)}
+            />
+          </Field>
+        </div>
+        <Field label="Description">
+          <input
+            name="description"
+            value={description}
+            onInput={(e) => setDescription(e.currentTarget.value)}
+          />
+        </Field>
+        <div class="field">
+          <span>Source</span>
+          <CodeEditor
+            initial={script?.source ?? NEW_SOURCE}
+            onReady={(h) => {
+              editor.current = h;
+            }}
+            onChange={() => setSaved(false)}
+          />
+        </div>
+        <Field
+          label="Sandbox overrides (JSON)"
+          hint="max_operations, max_string_size, max_array_size, max_map_size, max_call_levels, max_expr_depth; empty means platform defaults."
+        >
+          <textarea
+            name="sandbox"
+            rows={3}
+            spellcheck={false}
+            placeholder='{"max_operations": 1000000}'
+            value={sandbox}
+            onInput={(e) => setSandbox(e.currentTarget.value)}
+          />
+        </Field>
+        {problems.length > 0 && (
+          <ul class="problems" data-testid="source-problems">
+            {problems.map((p) => (
+              <li key={`${p.line}:${p.column}:${p.message}`}>
+                Line {p.line}
+                {p.column ? `, column ${p.column}` : ""}: {p.message}
+              </li>
+            ))}
+          </ul>
+        )}
+        <ErrorNote error={save.error} />
+        {saved && !save.busy && <p class="ok">Saved.</p>}
+        <div class="row">
+          <button type="submit" class="primary" disabled={save.busy}>
+            {save.busy ? "Saving…" : script ? "Save" : "Create script"}
+          </button>
+          {script && (
+            <ConfirmButton
+              label="Delete script"
+              confirm={`Delete script ${script.name}?`}
+              disabled={remove.busy}
+              onConfirm={() =>
+                remove.run(async () => {
+                  await api.del(`scripts/${script.id}`);
+                  navigate(`/apps/${appId}/scripts`);
+                })
+              }
+            />
+          )}
+        </div>
+        <ErrorNote error={remove.error} />
+      </form>
+    </Section>
+  );
+}

@@ -1,0 +1,91 @@
+import { useState } from "preact/hooks";
+import { api, qs, type Secret } from "../api.js";
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNote,
+  Field,
+  formatTime,
+  Loading,
+  MoreButton,
+  parseJsonField,
+  Section,
+  useAction,
+  usePaged,
+} from "../ui.js";
+
+export function SecretsPage({ appId }: { appId: string }) {
+  const secrets = usePaged<Secret>((cursor) => `apps/${appId}/secrets${qs({ cursor })}`, [appId]);
+  const [name, setName] = useState("");
+  const [value, setValue] = useState("");
+  const [asJson, setAsJson] = useState(false);
+  const set = useAction();
+  const remove = useAction();
+  return (
+    <>
+      <Section title="Secrets">
+        <p class="muted small">Values are write-only: the server never returns them.</p>
+        <Loading resource={secrets} />
+        {secrets.data && secrets.data.length === 0 && <Empty>No secrets.</Empty>}
+        <ul class="list">
+          {secrets.data?.map((s) => (
+            <li key={s.name}>
+              <code>{s.name}</code>
+              <span class="muted small">updated {formatTime(s.updated_at)}</span>
+              <ConfirmButton
+                label="Delete"
+                confirm={`Delete secret ${s.name}?`}
+                disabled={remove.busy}
+                onConfirm={() =>
+                  remove.run(async () => {
+                    await api.del(`apps/${appId}/secrets/${encodeURIComponent(s.name)}`);
+                    secrets.reload();
+                  })
+                }
+              />
+            </li>
+          ))}
+        </ul>
+        <MoreButton paged={secrets} />
+        <ErrorNote error={remove.error} />
+      </Section>
+      <Section title="Set a secret">
+        <form
+          class="stack"
+          onSubmit={(e) => {
+            e.preventDefault();
+            set.run(async () => {
+              const v = asJson ? parseJsonField("Value", value) : value;
+              await api.post(`apps/${appId}/secrets`, { name, value: v });
+              setName("");
+              setValue("");
+              secrets.reload();
+            });
+          }}
+        >
+          <Field label="Name" hint="Setting an existing name replaces its value.">
+            <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          </Field>
+          <Field label="Value">
+            <textarea
+              name="value"
+              rows={3}
+              autoComplete="off"
+              spellcheck={false}
+              value={value}
+              onInput={(e) => setValue(e.currentTarget.value)}
+            />
+          </Field>
+          <label class="check">
+            <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.currentTarget.checked)} />
+            The value is JSON (kept with its type)
+          </label>
+          <ErrorNote error={set.error} />
+          <button type="submit" class="primary" disabled={set.busy}>
+            Save secret
+          </button>
+        </form>
+      </Section>
+    </>
+  );
+}

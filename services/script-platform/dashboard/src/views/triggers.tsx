@@ -1,0 +1,270 @@
+import { useState } from "preact/hooks";
+import { api, qs, type Script, type Trigger } from "../api.js";
+import {
+  ConfirmButton,
+  Empty,
+  ErrorNote,
+  Field,
+  Loading,
+  MoreButton,
+  parseJsonField,
+  Section,
+  useAction,
+  usePaged,
+  useResource,
+} from "../ui.js";
+
+const KINDS = ["kv", "docs", "files", "pubsub", "cron", "email", "dead_letter"] as const;
+type Kind = (typeof KINDS)[number];
+const OPERATIONS: Record<string, string[]> = {
+  kv: ["set", "delete"],
+  docs: ["create", "update", "delete"],
+  files: ["create", "update", "delete"],
+};
+const DETAIL_KEYS = ["collection", "operations", "topic", "schedule", "timezone"];
+
+/** One line naming what a trigger listens to, from its flattened or nested detail. */
+function describeDetail(t: Trigger): string {
+  const detail = (typeof t.detail === "object" && t.detail ? t.detail : t) as Record<string, unknown>;
+  return DETAIL_KEYS.filter((k) => detail[k] !== undefined && detail[k] !== null)
+    .map(
+      (k) =>
+        `${k}: ${Array.isArray(detail[k]) ? (detail[k] as unknown[]).join(", ") || "all" : String(detail[k])}`,
+    )
+    .join(" · ");
+}
+
+async function allScripts(appId: string): Promise<Script[]> {
+  const out: Script[] = [];
+  let cursor: string | null = null;
+  // Scripts of one app are few; the cap only guards against a server that never ends the list.
+  for (let page = 0; page < 20; page++) {
+    const r: { items: Script[]; next_cursor: string | null } = await api.get(
+      `scripts${qs({ app_id: appId, cursor })}`,
+    );
+    out.push(...r.items);
+    cursor = r.next_cursor;
+    if (!cursor) break;
+  }
+  return out;
+}
+
+export function TriggersPage({ appId }: { appId: string }) {
+  const triggers = usePaged<Trigger>((cursor) => `apps/${appId}/triggers${qs({ cursor })}`, [appId]);
+  const scripts = useResource(() => allScripts(appId), [appId]);
+  const act = useAction();
+  const names = new Map(scripts.data?.map((s) => [s.id, s.name]));
+  return (
+    <>
+      <Section title="Triggers">
+        <Loading resource={triggers} />
+        {triggers.data && triggers.data.length === 0 && <Empty>No triggers.</Empty>}
+        <ul class="list">
+          {triggers.data?.map((t) => (
+            <li key={t.id} class="stack-item">
+              <div class="row">
+                <span class="badge">{t.kind}</span>
+                <strong>{names.get(t.script_id) ?? t.script_id}</strong>
+                <span class={t.enabled ? "ok small" : "muted small"}>
+                  {t.enabled ? "enabled" : "disabled"}
+                </span>
+              </div>
+              <span class="muted small">{describeDetail(t)}</span>
+              <div class="row">
+                <button
+                  type="button"
+                  disabled={act.busy}
+                  onClick={() =>
+                    act.run(async () => {
+                      await api.patch(`apps/${appId}/triggers/${t.id}`, { enabled: !t.enabled });
+                      triggers.reload();
+                    })
+                  }
+                >
+                  {t.enabled ? "Disable" : "Enable"}
+                </button>
+                <ConfirmButton
+                  label="Delete"
+                  confirm={`Delete this ${t.kind} trigger?`}
+                  disabled={act.busy}
+                  onConfirm={() =>
+                    act.run(async () => {
+                      await api.del(`apps/${appId}/triggers/${t.id}`);
+                      triggers.reload();
+                    })
+                  }
+                />
+              </div>
+            </li>
+          ))}
+        </ul>
+        <MoreButton paged={triggers} />
+        <ErrorNote error={act.error} />
+      </Section>
+      <Section title="New trigger">
+        <Loading resource={scripts} />
+        {scripts.data && (
+          <NewTrigger
+            appId={appId}
+            scripts={scripts.data.filter((s) => s.kind === "endpoint")}
+            onCreated={triggers.reload}
+          />
+        )}
+      </Section>
+    </>
+  );
+}
+
+function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => void }) {
+  const [kind, setKind] = useState<Kind>("cron");
+  const [scriptId, setScriptId] = useState(props.scripts[0]?.id ?? "");
+  const [collection, setCollection] = useState("*");
+  const [operations, setOperations] = useState<string[]>([]);
+  const [topic, setTopic] = useState("");
+  const [schedule, setSchedule] = useState("0 */5 * * * *");
+  const [timezone, setTimezone] = useState(Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC");
+  const [inboundSecret, setInboundSecret] = useState("");
+  const [retry, setRetry] = useState("");
+  const [enabled, setEnabled] = useState(true);
+  const create = useAction();
+
+  const detail = (): Record<string, unknown> => {
+    switch (kind) {
+      case "kv":
+      case "docs":
+      case "files":
+        return { collection, operations };
+      case "pubsub":
+        return { topic };
+      case "cron":
+        return { schedule, timezone };
+      case "email":
+        return inboundSecret ? { inbound_secret: inboundSecret } : {};
+      case "dead_letter":
+        return {};
+    }
+  };
+
+  if (props.scripts.length === 0) return <Empty>Create an endpoint script first: triggers start one.</Empty>;
+  return (
+    <form
+      class="stack"
+      onSubmit={(e) => {
+        e.preventDefault();
+        create.run(async () => {
+          const body: Record<string, unknown> = { script_id: scriptId, enabled, ...detail() };
+          const r = parseJsonField("Retry", retry);
+          if (r !== undefined) body.retry = r;
+          await api.post(`apps/${props.appId}/triggers/${kind}`, body);
+          setInboundSecret("");
+          props.onCreated();
+        });
+      }}
+    >
+      <div class="grid">
+        <Field label="Kind">
+          <select
+            name="kind"
+            value={kind}
+            onChange={(e) => {
+              setKind(e.currentTarget.value as Kind);
+              setOperations([]);
+            }}
+          >
+            {KINDS.map((k) => (
+              <option key={k}>{k}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Script">
+          <select name="script_id" value={scriptId} onChange={(e) => setScriptId(e.currentTarget.value)}>
+            {props.scripts.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+      </div>
+      {OPERATIONS[kind] && (
+        <>
+          <Field label="Collection" hint="*, prefix:* or an exact name">
+            <input
+              name="collection"
+              required
+              value={collection}
+              onInput={(e) => setCollection(e.currentTarget.value)}
+            />
+          </Field>
+          <fieldset class="row">
+            <legend>Operations (none checked means all)</legend>
+            {OPERATIONS[kind].map((op) => (
+              <label key={op} class="check">
+                <input
+                  type="checkbox"
+                  checked={operations.includes(op)}
+                  onChange={(e) =>
+                    setOperations(
+                      e.currentTarget.checked ? [...operations, op] : operations.filter((o) => o !== op),
+                    )
+                  }
+                />
+                {op}
+              </label>
+            ))}
+          </fieldset>
+        </>
+      )}
+      {kind === "pubsub" && (
+        <Field label="Topic" hint="exact, prefix.* or *">
+          <input name="topic" required value={topic} onInput={(e) => setTopic(e.currentTarget.value)} />
+        </Field>
+      )}
+      {kind === "cron" && (
+        <div class="grid">
+          <Field label="Schedule" hint="6 fields: second minute hour day month weekday">
+            <input
+              name="schedule"
+              required
+              value={schedule}
+              onInput={(e) => setSchedule(e.currentTarget.value)}
+            />
+          </Field>
+          <Field label="Time zone">
+            <input
+              name="timezone"
+              required
+              value={timezone}
+              onInput={(e) => setTimezone(e.currentTarget.value)}
+            />
+          </Field>
+        </div>
+      )}
+      {kind === "email" && (
+        <Field label="Inbound secret (optional)" hint="Signs the webhook body with HMAC-SHA256.">
+          <input
+            name="inbound_secret"
+            type="password"
+            autoComplete="off"
+            value={inboundSecret}
+            onInput={(e) => setInboundSecret(e.currentTarget.value)}
+          />
+        </Field>
+      )}
+      <Field
+        label="Retry (JSON, optional)"
+        hint='{"max_attempts": 5, "backoff_ms": 1000, "max_backoff_ms": 60000}'
+      >
+        <input name="retry" value={retry} onInput={(e) => setRetry(e.currentTarget.value)} />
+      </Field>
+      <label class="check">
+        <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+        Enabled
+      </label>
+      <ErrorNote error={create.error} />
+      <button type="submit" class="primary" disabled={create.busy}>
+        Create trigger
+      </button>
+    </form>
+  );
+}
