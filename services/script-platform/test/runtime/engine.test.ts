@@ -1,0 +1,196 @@
+import { FakeClock, systemClock } from "@app/kit/clock";
+import { captureLogger } from "@app/kit/logger";
+import { describe, expect, it } from "vitest";
+import { Engine, type HostCall, type RunOutcome } from "../../src/sandbox/engine.js";
+import { resolveLimits, type SandboxKnobs } from "../../src/sandbox/limits.js";
+
+const engine = new Engine({ clock: systemClock, logger: captureLogger().logger });
+const noHost: HostCall = async (op) => {
+  throw new Error(`unexpected ${op}`);
+};
+
+function run(
+  source: string,
+  opts: {
+    sandbox?: Partial<SandboxKnobs>;
+    timeout?: number;
+    host?: HostCall;
+    modules?: Record<string, string>;
+    ctx?: unknown;
+    eng?: Engine;
+  } = {},
+): Promise<RunOutcome> {
+  return (opts.eng ?? engine).run({
+    name: "main",
+    source,
+    modules: new Map(Object.entries(opts.modules ?? {})),
+    ctx: opts.ctx ?? { request: { path: "/" } },
+    limits: resolveLimits(opts.sandbox ?? {}, opts.timeout ?? 30),
+    host: opts.host ?? noHost,
+  });
+}
+
+describe("engine", () => {
+  it("runs the default export with ctx and returns its value", async () => {
+    const r = await run(
+      `export default async function (ctx) { log.info("hi", {a: 1}); return { path: ctx.request.path, n: 1 + 1 }; }`,
+    );
+    expect(r).toMatchObject({ ok: true, value: { path: "/", n: 2 } });
+    expect(r.logs).toEqual([{ level: "info", message: 'hi {"a":1}', at: expect.any(String) }]);
+  });
+
+  it("reports a thrown error as script_error with its message", async () => {
+    const r = await run(`export default function () { throw new TypeError("nope"); }`);
+    expect(r).toMatchObject({ ok: false, kind: "script_error", message: "TypeError: nope" });
+  });
+
+  it("ends an infinite loop at the operation budget", async () => {
+    const r = await run(`export default function () { for (;;) {} }`, {
+      sandbox: { max_operations: 100_000 },
+    });
+    expect(r).toMatchObject({ ok: false, kind: "operation_limit" });
+  });
+
+  it("lets a loop within the operation budget finish", async () => {
+    const r = await run(
+      `export default function () { let s = 0; for (let i = 0; i < 1000; i++) s += i; return s; }`,
+      {
+        sandbox: { max_operations: 100_000 },
+      },
+    );
+    expect(r).toMatchObject({ ok: true, value: 499500 });
+  });
+
+  it("interrupts an infinite loop inside a promise job", async () => {
+    const r = await run(
+      `export default async function () { await null; Promise.resolve().then(() => { for (;;) {} }); await new Promise(() => {}); }`,
+      {
+        sandbox: { max_operations: 200_000 },
+      },
+    );
+    expect(r).toMatchObject({ ok: false, kind: "operation_limit" });
+  });
+
+  it("ends a run at its deadline from the clock in the interrupt handler", async () => {
+    const clock = new FakeClock();
+    const ticking = {
+      ...clock,
+      now: () => {
+        clock.set(clock.now() + 50);
+        return clock.now();
+      },
+      iso: () => clock.iso(),
+      setTimeout: clock.setTimeout.bind(clock),
+      setInterval: clock.setInterval.bind(clock),
+      sleep: clock.sleep.bind(clock),
+    };
+    const eng = new Engine({ clock: ticking, logger: captureLogger().logger });
+    const r = await run(`export default function () { for (;;) {} }`, { timeout: 1, eng });
+    expect(r).toMatchObject({ ok: false, kind: "timeout" });
+  });
+
+  it("ends a run waiting on host I/O at its deadline", async () => {
+    const clock = new FakeClock();
+    const eng = new Engine({ clock, logger: captureLogger().logger });
+    const p = run(`export default async function () { return await kv.collection("c").get("k"); }`, {
+      timeout: 2,
+      eng,
+      host: () => new Promise(() => {}),
+    });
+    await clock.advance(2_000);
+    expect(await p).toMatchObject({ ok: false, kind: "timeout" });
+  });
+
+  it("maps unbounded recursion to call_depth_limit and allows max_call_levels nested calls", async () => {
+    const deep = await run(`export default function () { const f = (n) => f(n + 1) + 1; return f(0); }`, {
+      sandbox: { max_call_levels: 32 },
+    });
+    expect(deep).toMatchObject({ ok: false, kind: "call_depth_limit" });
+    const ok = await run(
+      `export default function () { const f = (n) => n === 0 ? 0 : [n].map((x) => f(x - 1))[0] + 1; return f(32); }`,
+      {
+        sandbox: { max_call_levels: 32 },
+      },
+    );
+    expect(ok).toMatchObject({ ok: true, value: 32 });
+  });
+
+  it("does not take a faked limit error for a real one", async () => {
+    for (const src of [
+      `export default function () { throw new Error("operation_limit"); }`,
+      `export default function () { const e = new Error("stack overflow"); e.name = "InternalError"; throw e; }`,
+      `export default function () { throw { name: "InternalError", message: "out of memory" }; }`,
+      `export default function () { if (typeof InternalError !== "undefined") throw new InternalError("stack overflow"); throw new Error("interrupted"); }`,
+    ]) {
+      const r = await run(src);
+      expect(r).toMatchObject({ ok: false, kind: "script_error" });
+    }
+  });
+
+  it("enforces the size knobs on the result and on SDK values", async () => {
+    const big = await run(`export default function () { return "x".repeat(2000); }`, {
+      sandbox: { max_string_size: 1000 },
+    });
+    expect(big).toMatchObject({ ok: false, kind: "size_limit" });
+    const arr = await run(`export default function () { return new Array(50).fill(1); }`, {
+      sandbox: { max_array_size: 10 },
+    });
+    expect(arr).toMatchObject({ ok: false, kind: "size_limit" });
+    const map = await run(
+      `export default function () { const o = {}; for (let i = 0; i < 20; i++) o["k" + i] = i; return o; }`,
+      {
+        sandbox: { max_map_size: 10 },
+      },
+    );
+    expect(map).toMatchObject({ ok: false, kind: "size_limit" });
+    const sdk = await run(
+      `export default async function () { try { await kv.collection("c").set("k", "y".repeat(5000)); } catch (e) {} return "caught"; }`,
+      {
+        sandbox: { max_string_size: 1000 },
+        host: async () => null,
+      },
+    );
+    expect(sdk).toMatchObject({ ok: false, kind: "size_limit" });
+    const incoming = await run(
+      `export default async function () { return (await kv.collection("c").get("k")).length; }`,
+      {
+        sandbox: { max_string_size: 1000 },
+        host: async () => "z".repeat(5000),
+      },
+    );
+    expect(incoming).toMatchObject({ ok: false, kind: "size_limit" });
+  });
+
+  it("ends a huge allocation at the memory limit derived from the size knobs", async () => {
+    const knobs = { max_string_size: 1000, max_array_size: 1000, max_map_size: 1000 };
+    for (const src of [
+      `export default function () { return new Array(1e7).fill(0).length; }`,
+      `export default function () { return new Uint8Array(1e9).length; }`,
+      `export default function () { const o = {}; for (let i = 0; ; i++) o["key" + i] = { i }; }`,
+    ]) {
+      const r = await run(src, { sandbox: knobs });
+      expect(r).toMatchObject({ ok: false, kind: "size_limit" });
+    }
+  });
+
+  it("passes bytes both ways as Uint8Array", async () => {
+    const r = await run(
+      `export default async function () { const got = await files.collection("c").get("x"); return { len: got.data.length, first: got.data[0], echo: new Uint8Array([7, 8]) }; }`,
+      { host: async () => ({ data: Buffer.from([9, 1, 2]) }) },
+    );
+    expect(r.ok).toBe(true);
+    if (r.ok) {
+      const v = r.value as { len: number; first: number; echo: Buffer };
+      expect(v.len).toBe(3);
+      expect(v.first).toBe(9);
+      expect([...v.echo]).toEqual([7, 8]);
+    }
+  });
+
+  it("imports module scripts by name", async () => {
+    const r = await run(`import { greet } from "greetings"; export default () => greet("a");`, {
+      modules: { greetings: `export function greet(n) { return "hi " + n; }` },
+    });
+    expect(r).toMatchObject({ ok: true, value: "hi a" });
+  });
+});
