@@ -1,17 +1,53 @@
+import { join } from "node:path";
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
+import { openDatabase } from "@app/kit/db";
 import { createHttpApp, registerHealth } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config.js";
+import type {
+  PlatformContext,
+  PlatformServices,
+  RouteModule,
+  ServiceProvider,
+  Worker,
+  WorkerFactory,
+} from "./context.js";
+import { resolveApp } from "./control/apps.js";
+import { appsRepo } from "./control/apps-repo.js";
+import { createAuth } from "./control/auth.js";
+import { bootstrapAdmin } from "./control/bootstrap.js";
+import { createRouteTable } from "./control/route-table.js";
+import { createSandboxPolicy } from "./control/sandbox-policy.js";
+import { scriptsRepo } from "./control/scripts-repo.js";
+import { createSecretBox, loadMasterKey } from "./crypto/secret-box.js";
+import { migrations } from "./db/migrations/index.js";
+import type { PlatformDB } from "./db/schema.js";
+import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
+import { authRoutes } from "./http/routes/auth.js";
+import { versionRoutes } from "./http/routes/version.js";
+
+/**
+ * Registration points: one line per module. Providers fill ctx.services (before any route),
+ * route modules add HTTP routes, workers run in the background (started last, stopped first).
+ */
+const providers: ServiceProvider[] = [];
+
+const routeModules: RouteModule[] = [authRoutes, versionRoutes];
+
+const workers: WorkerFactory[] = [];
 
 export interface AppDeps {
   logger: Logger;
   clock?: Clock;
+  /** Where the generated bootstrap password is printed once (default: stdout). */
+  announce?: (line: string) => void;
 }
 
 export interface BuiltApp {
   app: FastifyInstance;
+  ctx: PlatformContext;
   /** Stops background work and closes the database; call after app.close(). */
   close(): Promise<void>;
 }
@@ -19,9 +55,90 @@ export interface BuiltApp {
 /** Build the script-platform app from a config object (tests build it in-process). */
 export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp> {
   const clock = deps.clock ?? systemClock;
-  void clock;
-  void config;
-  const app = createHttpApp({ logger: deps.logger });
-  registerHealth(app);
-  return { app, close: async () => {} };
+  const logger = deps.logger;
+  const database = openDatabase<PlatformDB>({
+    url: config.DATABASE_URL,
+    sqliteFile: join(config.DATA_DIR, "platform.sqlite"),
+  });
+  const started: Worker[] = [];
+  let routeTable: ReturnType<typeof createRouteTable> | null = null;
+  const close = async () => {
+    for (const w of started.reverse()) {
+      try {
+        await w.stop();
+      } catch (err) {
+        logger.error({ err, worker: w.name }, "worker stop failed");
+      }
+    }
+    await routeTable?.stop();
+    await database.close();
+  };
+  try {
+    await database.migrate(migrations, {
+      onApplied: (m) => logger.info({ migration: m.version, name: m.name }, "migration applied"),
+    });
+    const master = loadMasterKey(config.PLATFORM_SECRET_KEY, config.DATA_DIR);
+    if (master.generated)
+      logger.warn(
+        "PLATFORM_SECRET_KEY is unset: generated a master key into DATA_DIR/secret.key (set the variable in production)",
+      );
+    if (config.PLATFORM_HTTP_ALLOW_PRIVATE)
+      logger.warn("PLATFORM_HTTP_ALLOW_PRIVATE is on: scripts may reach private networks (development only)");
+
+    const auth = createAuth({ database, clock, sessionTtlHours: config.PLATFORM_SESSION_TTL_HOURS });
+    await bootstrapAdmin({
+      database,
+      clock,
+      logger,
+      username: config.PLATFORM_ADMIN_USERNAME,
+      password: config.PLATFORM_ADMIN_PASSWORD,
+      announce: deps.announce ?? ((line) => process.stdout.write(`${line}\n`)),
+    });
+    routeTable = createRouteTable(database, logger);
+    await routeTable.start();
+
+    const app = createHttpApp({ logger });
+    let listenUrl = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
+    app.addHook("onListen", async () => {
+      const addr = app.server.address();
+      if (typeof addr === "object" && addr) listenUrl = listenUrl.replace(/:\d+$/, `:${addr.port}`);
+    });
+    const apps = appsRepo(database);
+    const scripts = scriptsRepo(database);
+    const ctx: PlatformContext = {
+      config,
+      clock,
+      logger,
+      database,
+      paths: {
+        dataDir: config.DATA_DIR,
+        filesRoot: config.PLATFORM_FILES_ROOT ?? join(config.DATA_DIR, "files"),
+      },
+      secretBox: createSecretBox(master.key),
+      routeTable,
+      gate: createAdminGate(auth),
+      apps: {
+        resolve: (idOrSlug) => resolveApp(apps, idOrSlug),
+        byId: (id) => apps.byId(id),
+      },
+      scripts: { byId: (id) => scripts.byId(id), byName: (appId, name) => scripts.byName(appId, name) },
+      sandbox: createSandboxPolicy(config),
+      publicBaseUrl: () => (config.PUBLIC_BASE_URL ?? listenUrl).replace(/\/$/, ""),
+      services: {} as PlatformServices,
+    };
+
+    registerHealth(app);
+    installAdminGate(app, ctx.gate);
+    for (const provide of providers) await provide(ctx);
+    for (const register of routeModules) await register(app, ctx);
+    for (const make of workers) {
+      const w = make(ctx);
+      await w.start();
+      started.push(w);
+    }
+    return { app, ctx, close };
+  } catch (err) {
+    await close().catch(() => {});
+    throw err;
+  }
 }

@@ -1,0 +1,275 @@
+import type { Database } from "@app/kit/db";
+import type { Logger } from "@app/kit/logger";
+import type { PlatformDB } from "../db/schema.js";
+import {
+  type CompiledPattern,
+  compile,
+  type DispatchMode,
+  type HostKind,
+  matchesWildcard,
+  matchPath,
+  methodMatches,
+  normalizeHost,
+  type PathKind,
+  precedenceCompare,
+} from "./route-patterns.js";
+
+/** A route as the admin API shows it. */
+export interface RouteView {
+  id: string;
+  app_id: string;
+  script_id: string;
+  host_kind: HostKind;
+  host: string | null;
+  path_kind: PathKind;
+  path: string;
+  method: string;
+  dispatch_mode: DispatchMode;
+  created_at: string;
+}
+
+export interface RouteMatch {
+  app_id: string;
+  script_id: string;
+  route: RouteView;
+  /** Captured `:name` segments, percent-decoded. */
+  params: Record<string, string>;
+  /** The part after a prefix route's path, without a leading slash; "" otherwise. */
+  rest: string;
+}
+
+export interface RouteTable {
+  /** Host selects the app (most specific claim), then the app's routes select the script. */
+  match(host: string, method: string, path: string): RouteMatch | null;
+  /** The app a Host header belongs to: exact claim, else the longest matching wildcard claim. */
+  resolveHost(host: string): string | null;
+  /** Reload from the database now (this process only). */
+  refresh(): Promise<void>;
+  /** Call after committing a change to apps, domains, scripts or routes: reloads here and on every other node. */
+  changed(): Promise<void>;
+  /** Subscribe to change notifications from other nodes and load the table. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface CompiledRoute extends CompiledPattern {
+  view: RouteView;
+}
+
+interface Bucket {
+  exact: Map<string, CompiledRoute[]>;
+  /** Param and prefix routes in precedence order. */
+  ordered: CompiledRoute[];
+}
+
+interface AppRoutes {
+  strict: Map<string, Bucket>;
+  /** Wildcard suffixes, longest first. */
+  wildcard: { suffix: string; bucket: Bucket }[];
+  any: Bucket;
+}
+
+interface Snapshot {
+  exactHosts: Map<string, string>;
+  wildcardHosts: Map<string, string>;
+  apps: Map<string, AppRoutes>;
+}
+
+const CHANNEL = "platform_routes_changed";
+
+const emptyBucket = (): Bucket => ({ exact: new Map(), ordered: [] });
+
+function addToBucket(b: Bucket, r: CompiledRoute): void {
+  if (r.path_kind === "exact") {
+    const list = b.exact.get(r.path) ?? [];
+    list.push(r);
+    b.exact.set(r.path, list);
+  } else b.ordered.push(r);
+}
+
+function matchBucket(
+  b: Bucket,
+  method: string,
+  path: string,
+): { r: CompiledRoute; params: Record<string, string>; rest: string } | null {
+  // A method-specific route beats ANY on the same path (they only coexist across HEAD/GET).
+  const exact = b.exact.get(path)?.filter((r) => methodMatches(r.method, method));
+  if (exact && exact.length > 0) {
+    const r = exact.find((x) => x.method === method) ?? (exact[0] as CompiledRoute);
+    return { r, params: {}, rest: "" };
+  }
+  for (const r of b.ordered) {
+    if (!methodMatches(r.method, method)) continue;
+    const m = matchPath(r, path);
+    if (m) return { r, ...m };
+  }
+  return null;
+}
+
+/** Build the lookup structure from rows; pure, so tests can drive it without a database. */
+export function buildSnapshot(
+  domains: readonly { app_id: string; host: string; kind: string }[],
+  routes: readonly RouteView[],
+): Snapshot {
+  const exactHosts = new Map<string, string>();
+  const wildcardHosts = new Map<string, string>();
+  for (const d of domains) {
+    if (d.kind === "wildcard") wildcardHosts.set(d.host.slice(2), d.app_id);
+    else exactHosts.set(d.host, d.app_id);
+  }
+  const apps = new Map<string, AppRoutes>();
+  const sorted = [...routes].sort((a, b) =>
+    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
+  );
+  for (const view of sorted) {
+    let app = apps.get(view.app_id);
+    if (!app) {
+      app = { strict: new Map(), wildcard: [], any: emptyBucket() };
+      apps.set(view.app_id, app);
+    }
+    const r: CompiledRoute = { ...compile(view), view };
+    let bucket: Bucket;
+    if (view.host_kind === "strict") {
+      bucket = app.strict.get(view.host ?? "") ?? emptyBucket();
+      app.strict.set(view.host ?? "", bucket);
+    } else if (view.host_kind === "wildcard") {
+      const suffix = (view.host ?? "").slice(2);
+      let w = app.wildcard.find((x) => x.suffix === suffix);
+      if (!w) {
+        w = { suffix, bucket: emptyBucket() };
+        app.wildcard.push(w);
+      }
+      bucket = w.bucket;
+    } else bucket = app.any;
+    addToBucket(bucket, r);
+  }
+  for (const app of apps.values()) {
+    app.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
+    const all = [app.any, ...app.strict.values(), ...app.wildcard.map((w) => w.bucket)];
+    for (const b of all) b.ordered.sort(precedenceCompare);
+  }
+  return { exactHosts, wildcardHosts, apps };
+}
+
+export function resolveHostIn(s: Snapshot, rawHost: string): string | null {
+  const host = normalizeHost(rawHost);
+  const exact = s.exactHosts.get(host);
+  if (exact) return exact;
+  // Longest suffix first: a.b.example.com tries b.example.com, then example.com, then com.
+  let dot = host.indexOf(".");
+  while (dot >= 0) {
+    const app = s.wildcardHosts.get(host.slice(dot + 1));
+    if (app) return app;
+    dot = host.indexOf(".", dot + 1);
+  }
+  return null;
+}
+
+export function matchIn(s: Snapshot, rawHost: string, method: string, rawPath: string): RouteMatch | null {
+  const appId = resolveHostIn(s, rawHost);
+  if (!appId) return null;
+  const app = s.apps.get(appId);
+  if (!app) return null;
+  const host = normalizeHost(rawHost);
+  const q = rawPath.indexOf("?");
+  const path = q >= 0 ? rawPath.slice(0, q) : rawPath;
+  const m = method.toUpperCase();
+  const buckets: Bucket[] = [];
+  const strict = app.strict.get(host);
+  if (strict) buckets.push(strict);
+  for (const w of app.wildcard) if (matchesWildcard(host, w.suffix)) buckets.push(w.bucket);
+  buckets.push(app.any);
+  for (const b of buckets) {
+    const hit = matchBucket(b, m, path);
+    if (hit)
+      return {
+        app_id: appId,
+        script_id: hit.r.view.script_id,
+        route: hit.r.view,
+        params: hit.params,
+        rest: hit.rest,
+      };
+  }
+  return null;
+}
+
+export function toRouteView(database: Database<PlatformDB>, r: PlatformDB["routes"]): RouteView {
+  return {
+    id: r.id,
+    app_id: r.app_id,
+    script_id: r.script_id,
+    host_kind: r.host_kind as HostKind,
+    host: r.host,
+    path_kind: r.path_kind as PathKind,
+    path: r.path,
+    method: r.method,
+    dispatch_mode: r.dispatch_mode as DispatchMode,
+    created_at: database.dialect.fromTimestamp(r.created_at),
+  };
+}
+
+/**
+ * The live table: a snapshot swapped atomically on reload. Reloads coalesce (at most one running
+ * and one queued); on PostgreSQL, other nodes hear about changes via LISTEN/NOTIFY.
+ */
+export function createRouteTable(database: Database<PlatformDB>, logger: Logger): RouteTable {
+  let snapshot: Snapshot = buildSnapshot([], []);
+  let running: Promise<void> | null = null;
+  let queued: Promise<void> | null = null;
+  let unsubscribe: (() => Promise<void>) | null = null;
+
+  const load = async () => {
+    const [domains, routes] = await Promise.all([
+      database.db.selectFrom("app_domains").select(["app_id", "host", "kind"]).execute(),
+      database.db.selectFrom("routes").selectAll().execute(),
+    ]);
+    snapshot = buildSnapshot(
+      domains,
+      routes.map((r) => toRouteView(database, r)),
+    );
+  };
+
+  const refresh = (): Promise<void> => {
+    if (!running) {
+      running = load().finally(() => {
+        running = null;
+      });
+      return running;
+    }
+    // A reload is in flight and may have read before the latest commit: run one more after it.
+    queued ??= running
+      .catch(() => {})
+      .then(() => {
+        queued = null;
+        return refresh();
+      });
+    return queued;
+  };
+
+  return {
+    match: (host, method, path) => matchIn(snapshot, host, method, path),
+    resolveHost: (host) => resolveHostIn(snapshot, host),
+    refresh,
+    async changed() {
+      await refresh();
+      if (database.backend === "postgres") {
+        await database.notifier
+          .publish(CHANNEL, "")
+          .catch((err) => logger.warn({ err }, "route change notify failed"));
+      }
+    },
+    async start() {
+      if (database.backend === "postgres") {
+        unsubscribe = await database.notifier.subscribe(CHANNEL, () => {
+          refresh().catch((err) => logger.error({ err }, "route table reload failed"));
+        });
+      }
+      await refresh();
+    },
+    async stop() {
+      await unsubscribe?.();
+      unsubscribe = null;
+      await running?.catch(() => {});
+    },
+  };
+}

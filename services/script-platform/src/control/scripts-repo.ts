@@ -1,0 +1,149 @@
+import type { Database, Kysely } from "@app/kit/db";
+import { isUuid } from "@app/kit/ids";
+import type { PlatformDB } from "../db/schema.js";
+import type { SandboxOverrides } from "./sandbox-policy.js";
+
+export type ScriptKind = "endpoint" | "module";
+
+export interface ScriptRecord {
+  id: string;
+  app_id: string;
+  name: string;
+  kind: ScriptKind;
+  source: string;
+  description: string;
+  timeout_seconds: number;
+  sandbox: SandboxOverrides;
+  memory_limit_mb: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+type Db = Kysely<PlatformDB>;
+
+/** SQL for scripts and their import graph. */
+export function scriptsRepo(database: Database<PlatformDB>) {
+  const d = database.dialect;
+  const toRecord = (r: PlatformDB["scripts"]): ScriptRecord => ({
+    ...r,
+    kind: r.kind as ScriptKind,
+    sandbox: d.fromJson<SandboxOverrides>(r.sandbox) ?? {},
+    created_at: d.fromTimestamp(r.created_at),
+    updated_at: d.fromTimestamp(r.updated_at),
+  });
+  return {
+    async byId(id: string, db: Db = database.db): Promise<ScriptRecord | null> {
+      if (!isUuid(id)) return null;
+      const r = await db.selectFrom("scripts").selectAll().where("id", "=", id).executeTakeFirst();
+      return r ? toRecord(r) : null;
+    },
+    async byName(appId: string, name: string, db: Db = database.db): Promise<ScriptRecord | null> {
+      const r = await db
+        .selectFrom("scripts")
+        .selectAll()
+        .where("app_id", "=", appId)
+        .where("name", "=", name)
+        .executeTakeFirst();
+      return r ? toRecord(r) : null;
+    },
+    async list(opts: {
+      appIds?: readonly string[] | null;
+      after?: string | null;
+      limit: number;
+    }): Promise<ScriptRecord[]> {
+      let q = database.db.selectFrom("scripts").selectAll().orderBy("id").limit(opts.limit);
+      if (opts.after) q = q.where("id", ">", opts.after);
+      if (opts.appIds) {
+        if (opts.appIds.length === 0) return [];
+        q = q.where("app_id", "in", [...opts.appIds]);
+      }
+      return (await q.execute()).map(toRecord);
+    },
+    async insert(db: Db, s: ScriptRecord): Promise<void> {
+      await db
+        .insertInto("scripts")
+        .values({ ...s, sandbox: d.json(s.sandbox) })
+        .execute();
+    },
+    async update(db: Db, s: ScriptRecord): Promise<void> {
+      const { id, app_id: _a, created_at: _c, ...rest } = s;
+      await db
+        .updateTable("scripts")
+        .set({ ...rest, sandbox: d.json(s.sandbox) })
+        .where("id", "=", id)
+        .execute();
+    },
+    async delete(db: Db, id: string): Promise<boolean> {
+      const r = await db.deleteFrom("scripts").where("id", "=", id).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+    /** Module name → {id, kind} of one app's scripts, for resolving imports inside a write transaction. */
+    async kindsByName(db: Db, appId: string): Promise<Map<string, { id: string; kind: ScriptKind }>> {
+      const rows = await db
+        .selectFrom("scripts")
+        .select(["id", "name", "kind"])
+        .where("app_id", "=", appId)
+        .execute();
+      return new Map(rows.map((r) => [r.name, { id: r.id, kind: r.kind as ScriptKind }]));
+    },
+    /** The app's import edges: script id → imported script ids. */
+    async importEdges(db: Db, appId: string): Promise<Map<string, string[]>> {
+      const rows = await db
+        .selectFrom("script_imports")
+        .select(["script_id", "imported_script_id"])
+        .where("app_id", "=", appId)
+        .execute();
+      const out = new Map<string, string[]>();
+      for (const r of rows) out.set(r.script_id, [...(out.get(r.script_id) ?? []), r.imported_script_id]);
+      return out;
+    },
+    async importsOf(scriptId: string, db: Db = database.db): Promise<string[]> {
+      const rows = await db
+        .selectFrom("script_imports")
+        .select("imported_name")
+        .where("script_id", "=", scriptId)
+        .orderBy("imported_name")
+        .execute();
+      return rows.map((r) => r.imported_name);
+    },
+    async importers(db: Db, scriptId: string): Promise<string[]> {
+      const rows = await db
+        .selectFrom("script_imports")
+        .innerJoin("scripts", "scripts.id", "script_imports.script_id")
+        .select("scripts.name")
+        .where("script_imports.imported_script_id", "=", scriptId)
+        .orderBy("scripts.name")
+        .execute();
+      return rows.map((r) => r.name);
+    },
+    async replaceImports(
+      db: Db,
+      scriptId: string,
+      appId: string,
+      imports: { name: string; id: string }[],
+    ): Promise<void> {
+      await db.deleteFrom("script_imports").where("script_id", "=", scriptId).execute();
+      if (imports.length === 0) return;
+      await db
+        .insertInto("script_imports")
+        .values(
+          imports.map((i) => ({
+            script_id: scriptId,
+            app_id: appId,
+            imported_name: i.name,
+            imported_script_id: i.id,
+          })),
+        )
+        .execute();
+    },
+    async routeCount(db: Db, scriptId: string): Promise<number> {
+      const r = await db
+        .selectFrom("routes")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("script_id", "=", scriptId)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+  };
+}
+export type ScriptsRepo = ReturnType<typeof scriptsRepo>;

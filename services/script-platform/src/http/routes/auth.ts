@@ -1,0 +1,61 @@
+import { parseInput } from "@app/kit/validate";
+import type { FastifyReply } from "fastify";
+import { z } from "zod";
+import type { RouteModule } from "../../context.js";
+import { createAuth } from "../../control/auth.js";
+import { APP_SCOPES, hasScope, INSTANCE_SCOPES, type Principal } from "../../control/scopes.js";
+import { SESSION_COOKIE } from "../admin-gate.js";
+
+const loginBody = z.strictObject({
+  username: z.string().min(1).max(200),
+  password: z.string().min(1).max(1024),
+});
+
+/** What a principal may do, for GET /admin/me and the dashboard. */
+export function describePrincipal(p: Principal) {
+  return {
+    kind: p.kind,
+    instance_role: p.instanceRole,
+    scopes: [...INSTANCE_SCOPES, ...APP_SCOPES].filter(
+      (s) => hasScope(p, s) && (p.scopes.has(s) || p.keyScopes?.has(s)),
+    ),
+    app_roles: Object.fromEntries(p.appRoles),
+    app_id: p.appId,
+  };
+}
+
+/** POST /admin/login (open), POST /admin/logout, GET /admin/me. */
+export const authRoutes: RouteModule = (app, ctx) => {
+  const auth = createAuth({
+    database: ctx.database,
+    clock: ctx.clock,
+    sessionTtlHours: ctx.config.PLATFORM_SESSION_TTL_HOURS,
+  });
+  const secure = () => ctx.publicBaseUrl().startsWith("https://");
+  // A browser-session cookie: the server enforces the sliding lifetime.
+  const setCookie = (reply: FastifyReply, value: string, clear = false) =>
+    reply.header(
+      "set-cookie",
+      `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict${secure() ? "; Secure" : ""}${clear ? "; Max-Age=0" : ""}`,
+    );
+
+  app.post("/api/v1/admin/login", async (req, reply) => {
+    const body = parseInput(loginBody, req.body);
+    const result = await auth.login(body.username, body.password);
+    setCookie(reply, result.token);
+    return { token: result.token, expires_at: result.expires_at, admin: result.admin };
+  });
+
+  app.post("/api/v1/admin/logout", async (req, reply) => {
+    const p = await ctx.gate.requireAdmin(req);
+    if (p.sessionId) await auth.logout(p.sessionId);
+    setCookie(reply, "", true);
+    return reply.code(204).send();
+  });
+
+  app.get("/api/v1/admin/me", async (req) => {
+    const p = await ctx.gate.requireAdmin(req);
+    const admin = await auth.repo.byId(p.adminId);
+    return { admin: admin ? auth.repo.toAdmin(admin) : null, ...describePrincipal(p) };
+  });
+};
