@@ -15,8 +15,12 @@ import { migrations } from "./db/migrations/index.js";
 import type { GalleryDB } from "./db/schema.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
+import { createExportWorker } from "./export/worker.js";
+import { registerEventRoutes } from "./http/routes/event.js";
+import { registerExportRoutes } from "./http/routes/export.js";
 import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
+import { registerWebApp } from "./http/routes/web.js";
 import { ensureAdmin } from "./identity/admin.js";
 import { NameRules } from "./identity/names.js";
 import { IdentityService } from "./identity/service.js";
@@ -77,19 +81,24 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
 
+    const exportWorker = createExportWorker(ctx);
+
     const app = createHttpApp({ logger });
     registerHealth(app);
+    await registerWebApp(app);
     // One line per route module: `registerXRoutes(api, ctx)` adds its paths under /api/v1.
     await app.register(
       async (api) => {
         registerIdentityRoutes(api, ctx, identity);
         registerMeRoutes(api, ctx);
+        registerEventRoutes(api, ctx, exportWorker);
+        registerExportRoutes(api, ctx, exportWorker);
       },
       { prefix: "/api/v1" },
     );
 
     // One entry per background worker: `createXWorker(ctx)` returning a BackgroundWorker.
-    workers = [];
+    workers = [exportWorker];
     let started = false;
     const startWorkers = () => {
       if (started) return;

@@ -1,0 +1,122 @@
+import { conflict } from "@app/kit/errors";
+import type { AuthedUser, GalleryContext } from "../context.js";
+import { keepsakeEstimate } from "../export/builder.js";
+import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "../export/repo.js";
+import { type EventRow, type EventView, eventView, getEvent } from "./state.js";
+import { auditEventAction, lockEventRow, setReleased, setUploadsLocked } from "./transitions-repo.js";
+
+/**
+ * The host's event transitions (seed "States and transitions / Event"):
+ * open ⇄ locked (uploads only), open/locked → released (locked, keepsake armed), released → open.
+ * Each runs in one write transaction; bus events go out after the commit.
+ */
+
+export type EventSummary = EventView;
+
+export const summarizeEvent = (ctx: GalleryContext): Promise<EventSummary> =>
+  eventView(ctx.database.db, ctx.settings);
+
+const invalidState = (message: string) => conflict("invalid_state", message);
+
+export type Transition = "lock" | "unlock" | "release" | "reopen";
+
+/** Hooks the transitions need from the export worker, called after the commit. */
+export interface TransitionEffects {
+  /** Jobs were armed: start building. */
+  jobsArmed(): void;
+  /** The release was withdrawn: the archives may go (after the commit, never before). */
+  releaseWithdrawn(): Promise<void>;
+}
+
+export async function applyTransition(
+  ctx: GalleryContext,
+  actor: AuthedUser,
+  transition: Transition,
+  effects: TransitionEffects,
+): Promise<EventSummary> {
+  const now = ctx.clock.iso();
+  const event = await ctx.database.writeTx(async (trx) => {
+    // Serialises concurrent transitions on PostgreSQL (SQLite's BEGIN IMMEDIATE already does).
+    await lockEventRow(trx, ctx.database.dialect);
+    const current = await getEvent(trx);
+    switch (transition) {
+      case "lock":
+        if (current.uploads_locked_at) throw invalidState("Uploads are already locked.");
+        await setUploadsLocked(trx, now);
+        break;
+      case "unlock":
+        if (current.export_released_at) throw invalidState("The gallery is released; reopen it instead.");
+        if (!current.uploads_locked_at) throw invalidState("Uploads are not locked.");
+        await setUploadsLocked(trx, null);
+        break;
+      case "release": {
+        if (current.export_released_at) throw invalidState("The gallery is already released.");
+        await setReleased(trx, {
+          export_released_at: now,
+          uploads_locked_at: current.uploads_locked_at ?? now,
+        });
+        await armJobs(trx, EXPORT_KINDS, current.export_epoch + 1, now);
+        break;
+      }
+      case "reopen":
+        if (!current.export_released_at) throw invalidState("The gallery is not released.");
+        await setReleased(trx, { export_released_at: null, uploads_locked_at: null });
+        break;
+    }
+    await auditEventAction(trx, actor.id, `event.${transition}`, now);
+    return getEvent(trx);
+  });
+
+  publishTransition(ctx, transition, event);
+  if (transition === "release") effects.jobsArmed();
+  if (transition === "reopen")
+    await effects
+      .releaseWithdrawn()
+      .catch((err) => ctx.logger.warn({ err }, "removing the withdrawn archives failed"));
+  return summarizeEvent(ctx);
+}
+
+function publishTransition(ctx: GalleryContext, transition: Transition, event: EventRow): void {
+  const data = {
+    uploads_locked: event.uploads_locked_at !== null,
+    released: event.export_released_at !== null,
+    epoch: event.export_epoch,
+  };
+  if (transition === "lock" || transition === "release") ctx.bus.publish("event-closed", data);
+  else ctx.bus.publish("event-opened", data);
+  if (transition === "reopen") ctx.bus.publish("export-invalidated", { epoch: event.export_epoch });
+}
+
+/** Free space below this raises the host's low-disk warning. */
+export const LOW_DISK_BYTES = 10 * 1024 ** 3;
+
+export interface HostEventView {
+  event: EventSummary;
+  uploads_locked_at: string | null;
+  export_released_at: string | null;
+  export_epoch: number;
+  low_disk_warning: boolean;
+  free_bytes: number;
+  keepsake_estimate_bytes: number;
+}
+
+/**
+ * GET /host/event. The estimate counts the jobs a build would need: the armed ones once released,
+ * both archives before a release (what releasing would arm).
+ */
+export async function hostEventView(ctx: GalleryContext): Promise<HostEventView> {
+  const { db } = ctx.database;
+  const event = await getEvent(db);
+  const armed = event.export_released_at ? await countArmedJobs(db, event.export_epoch) : EXPORT_KINDS.length;
+  const estimate = keepsakeEstimate(await visibleOriginalBytes(db), armed);
+  const { free_bytes } = await ctx.disk.stat();
+  return {
+    event: await summarizeEvent(ctx),
+    uploads_locked_at: event.uploads_locked_at,
+    export_released_at: event.export_released_at,
+    export_epoch: event.export_epoch,
+    low_disk_warning: free_bytes < LOW_DISK_BYTES || estimate > free_bytes,
+    free_bytes,
+    keepsake_estimate_bytes: estimate,
+  };
+}

@@ -1,0 +1,95 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { stat } from "node:fs/promises";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import yazl from "yazl";
+import { publishDurably, removeQuietly, tempPathFor } from "./files.js";
+
+/** One archive entry: bytes from a file on disk or from memory. */
+export type ArchiveEntry =
+  | { name: string; file: string; size: number; mtime?: Date; compress?: boolean }
+  | { name: string; buffer: Buffer; mtime?: Date; compress?: boolean };
+
+export interface WriteArchiveOptions {
+  /** Folder the archive lands in; the temp file is written next to it (same filesystem). */
+  dir: string;
+  fileName: string;
+  entries: readonly ArchiveEntry[];
+  /**
+   * Called before each entry is read, with the bytes written so far. Throwing aborts the archive
+   * (the builder uses this to check the epoch between entries and to report progress).
+   */
+  beforeEntry?: (index: number, doneBytes: number, totalBytes: number) => Promise<void>;
+}
+
+const entrySize = (e: ArchiveEntry) => ("file" in e ? e.size : e.buffer.length);
+
+/**
+ * Write a zip with yazl to a temp file, fsync it, rename it into place and fsync the folder.
+ * Any failure removes the temp file; on success the returned path is durable.
+ */
+export async function writeArchive(opts: WriteArchiveOptions): Promise<{ path: string; size: number }> {
+  const finalPath = join(opts.dir, opts.fileName);
+  const tmp = tempPathFor(finalPath);
+  const total = opts.entries.reduce((n, e) => n + entrySize(e), 0);
+  const zip = new yazl.ZipFile();
+  let failure: unknown = null;
+  let done = 0;
+  zip.on("error", (err) => {
+    failure ??= err;
+    // Ends the pipeline below, which closes the temp file.
+    (zip.outputStream as unknown as { destroy(e: unknown): void }).destroy(err);
+  });
+
+  opts.entries.forEach((entry, index) => {
+    const options = {
+      ...(entry.mtime ? { mtime: entry.mtime } : {}),
+      // Photos and videos are already compressed; deflating them costs CPU for nothing.
+      compress: entry.compress ?? false,
+    };
+    if ("buffer" in entry) {
+      zip.addReadStreamLazy(entry.name, { ...options, size: entry.buffer.length }, (cb) => {
+        step(index, () => Readable.from([entry.buffer])).then(
+          (s) => cb(null, s),
+          (err) => cb(err, undefined as never),
+        );
+      });
+    } else {
+      zip.addReadStreamLazy(entry.name, { ...options, size: entry.size }, (cb) => {
+        step(index, () => createReadStream(entry.file)).then(
+          (s) => cb(null, s),
+          (err) => cb(err, undefined as never),
+        );
+      });
+    }
+  });
+
+  async function step(
+    index: number,
+    makeStream: () => NodeJS.ReadableStream,
+  ): Promise<NodeJS.ReadableStream> {
+    await opts.beforeEntry?.(index, done, total);
+    const entry = opts.entries[index]!;
+    const s = makeStream();
+    s.on("end", () => {
+      done += entrySize(entry);
+    });
+    s.on("error", (err) => zip.emit("error", err));
+    return s;
+  }
+
+  zip.end();
+  try {
+    await pipeline(zip.outputStream, createWriteStream(tmp, { flags: "wx" })).catch((err) => {
+      throw failure ?? err;
+    });
+    if (failure) throw failure;
+    await publishDurably(tmp, finalPath);
+  } catch (err) {
+    await removeQuietly(tmp);
+    throw err;
+  }
+  const size = (await stat(finalPath)).size;
+  return { path: finalPath, size };
+}

@@ -1,0 +1,173 @@
+import { stat } from "node:fs/promises";
+import { newId } from "@app/kit/ids";
+import type { GalleryContext } from "../context.js";
+import type { ExportKind } from "../db/schema.js";
+import { getEvent } from "../event/state.js";
+import { type ArchiveEntry, writeArchive } from "./archive.js";
+import { extensionOf, folderNames, galleryEntryName } from "./entries.js";
+import { mediaFile } from "./files.js";
+import { type MemoryItem, renderMemoriesHtml } from "./memories.js";
+import {
+  commentsOf,
+  countArmedJobs,
+  hashtagsOf,
+  type JobRun,
+  type SnapshotUpload,
+  setProgress,
+  visibleUploads,
+} from "./repo.js";
+
+/** The build stopped because its epoch was superseded or the worker is stopping; not a failure. */
+export class BuildAbandoned extends Error {
+  constructor(reason: string) {
+    super(reason);
+    this.name = "BuildAbandoned";
+  }
+}
+
+/** A failure whose message is safe to show hosts (no paths, no internals). */
+export class BuildFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "BuildFailure";
+  }
+}
+
+export interface BuildHooks {
+  /** Runs before each archive entry (tests use it to change state mid-build). */
+  beforeEntry?: (kind: ExportKind, index: number) => Promise<void> | void;
+}
+
+/** Share of original bytes added for archive overhead and the temp file in the preflight. */
+export const ESTIMATE_OVERHEAD = 0.1;
+
+/** Preflight estimate: visible original bytes plus 10 %, for each armed job. */
+export const keepsakeEstimate = (originalBytes: number, armedJobs: number) =>
+  Math.ceil(originalBytes * (1 + ESTIMATE_OVERHEAD)) * armedJobs;
+
+const GB = 1024 ** 3;
+const gb = (n: number) => `${(n / GB).toFixed(1)} GB`;
+
+export const ARCHIVE_NAMES: Record<ExportKind, string> = { zip: "Gallery.zip", html: "Memories.zip" };
+
+export interface BuildRun extends JobRun {
+  kind: ExportKind;
+}
+
+/**
+ * Build one keepsake archive for a claimed run. Throws BuildAbandoned when superseded (or
+ * stopping), BuildFailure with a host-facing message otherwise; on success the archive is durable
+ * in the exports folder and the caller commits the row.
+ */
+export async function buildKeepsake(
+  ctx: GalleryContext,
+  run: BuildRun,
+  signal: AbortSignal,
+  hooks: BuildHooks = {},
+): Promise<{ path: string; size: number }> {
+  const { db } = ctx.database;
+  const uploads = await visibleUploads(db);
+
+  const originalBytes = uploads.reduce((n, u) => n + u.original_size_bytes, 0);
+  const armed = Math.max(1, await countArmedJobs(db, run.epoch));
+  const estimate = keepsakeEstimate(originalBytes, armed);
+  const { free_bytes } = await ctx.disk.stat();
+  if (estimate > free_bytes)
+    throw new BuildFailure(
+      `Not enough free disk space for the keepsake: it needs about ${gb(estimate)}, ${gb(free_bytes)} are free.`,
+    );
+
+  const entries =
+    run.kind === "zip" ? await galleryEntries(ctx, uploads) : await memoriesEntries(ctx, uploads);
+
+  let lastPct = -1;
+  const fileName = `${run.kind}-e${run.epoch}-${newId()}.zip`;
+  return writeArchive({
+    dir: ctx.paths.exportsDir,
+    fileName,
+    entries,
+    beforeEntry: async (index, doneBytes, totalBytes) => {
+      if (signal.aborted) throw new BuildAbandoned("stopping");
+      await hooks.beforeEntry?.(run.kind, index);
+      const event = await getEvent(db);
+      if (event.export_epoch !== run.epoch || !event.export_released_at)
+        throw new BuildAbandoned("superseded");
+      // 99 at most until the row commits as done.
+      const pct = totalBytes > 0 ? Math.min(99, Math.floor((doneBytes * 100) / totalBytes)) : 0;
+      if (pct !== lastPct) {
+        lastPct = pct;
+        if (!(await setProgress(db, run, pct, ctx.clock.iso()))) throw new BuildAbandoned("superseded");
+      }
+    },
+  });
+}
+
+async function fileEntry(ctx: GalleryContext, rel: string): Promise<{ file: string; size: number }> {
+  const file = mediaFile(ctx.paths.mediaDir, rel);
+  try {
+    const s = await stat(file);
+    return { file, size: s.size };
+  } catch {
+    throw new BuildFailure("A media file of a visible upload is missing on disk.");
+  }
+}
+
+async function galleryEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): Promise<ArchiveEntry[]> {
+  const folders = folderNames(uploads);
+  const sorted = [...uploads].sort(
+    (a, b) =>
+      folders.get(a.user_id)!.localeCompare(folders.get(b.user_id)!) ||
+      a.created_at.localeCompare(b.created_at) ||
+      a.id.localeCompare(b.id),
+  );
+  const entries: ArchiveEntry[] = [];
+  for (const u of sorted) {
+    const f = await fileEntry(ctx, u.original_path);
+    entries.push({
+      name: galleryEntryName(folders.get(u.user_id)!, u),
+      ...f,
+      mtime: new Date(u.created_at),
+    });
+  }
+  return entries;
+}
+
+async function memoriesEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): Promise<ArchiveEntry[]> {
+  const ids = uploads.map((u) => u.id);
+  const [tags, comments] = await Promise.all([
+    hashtagsOf(ctx.database.db, ids),
+    commentsOf(ctx.database.db, ids),
+  ]);
+  const media: ArchiveEntry[] = [];
+  const items: MemoryItem[] = [];
+  for (const u of uploads) {
+    // Videos have no display derivative: the viewer plays the original. An image whose display
+    // derivative does not exist (yet) falls back to its original.
+    const mainRel = u.media_type === "image" && u.display_path ? u.display_path : u.original_path;
+    const mainName = `media/${u.id}.${extensionOf(mainRel, u.mime_type)}`;
+    media.push({ name: mainName, ...(await fileEntry(ctx, mainRel)), mtime: new Date(u.created_at) });
+    let still: string | null = null;
+    if (u.thumbnail_path) {
+      still = `thumbs/${u.id}.${extensionOf(u.thumbnail_path, "image/jpeg")}`;
+      media.push({ name: still, ...(await fileEntry(ctx, u.thumbnail_path)), mtime: new Date(u.created_at) });
+    }
+    items.push({
+      id: u.id,
+      uploader: u.display_name,
+      caption: u.caption,
+      hashtags: tags.get(u.id) ?? [],
+      media_type: u.media_type,
+      created_at: u.created_at,
+      media: mainName,
+      still,
+      comments: (comments.get(u.id) ?? []).map((c) => ({
+        author: c.author,
+        text: c.text,
+        created_at: c.created_at,
+      })),
+    });
+  }
+  const eventName = await ctx.settings.get("event_name");
+  const html = Buffer.from(renderMemoriesHtml(eventName, items), "utf8");
+  return [{ name: "index.html", buffer: html, compress: true, mtime: new Date(ctx.clock.now()) }, ...media];
+}

@@ -1,0 +1,55 @@
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { notFound } from "@app/kit/errors";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance } from "fastify";
+
+/** The built web app (Vite output of web/), the same relative place from src/ and from dist/. */
+export const WEB_DIST = fileURLToPath(new URL("../../../web/dist/", import.meta.url));
+
+/** Paths that never fall back to the web app: the API, health, and media (which answers 404). */
+const NOT_APP = /^\/(api|media|healthz)(\/|$)/i;
+
+/**
+ * Root-level HTTP concerns of the web app: X-Frame-Options on every response (SAMEORIGIN for the
+ * export endpoints, so a hidden same-origin frame can deliver a download; DENY elsewhere), the
+ * built app's files, and the single-page fallback to index.html for the app's own paths.
+ */
+export async function registerWebApp(app: FastifyInstance, opts: { dir?: string } = {}): Promise<void> {
+  app.addHook("onSend", async (req, reply, payload) => {
+    reply.header("x-frame-options", req.url.startsWith("/api/v1/export/") ? "SAMEORIGIN" : "DENY");
+    return payload;
+  });
+
+  const dir = opts.dir ?? WEB_DIST;
+  const indexFile = `${dir}/index.html`;
+  if (!existsSync(indexFile)) {
+    app.log.warn("web app not built (run the gallery build); serving the API only");
+    return;
+  }
+  const indexHtml = readFileSync(indexFile);
+  await app.register(fastifyStatic, {
+    root: dir,
+    wildcard: false,
+    decorateReply: false,
+    dotfiles: "ignore",
+    index: false,
+    setHeaders: (res, path) => {
+      // Vite fingerprints everything under assets/; the rest must be revalidated.
+      res.header(
+        "cache-control",
+        path.includes("/assets/") ? "public, max-age=31536000, immutable" : "no-cache",
+      );
+    },
+  });
+  app.get("/*", async (req, reply) => {
+    let path = req.url.split("?")[0] ?? "/";
+    try {
+      path = decodeURIComponent(path);
+    } catch {
+      throw notFound();
+    }
+    if (NOT_APP.test(path)) throw notFound();
+    return reply.type("text/html; charset=utf-8").header("cache-control", "no-cache").send(indexHtml);
+  });
+}
