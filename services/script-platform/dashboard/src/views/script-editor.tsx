@@ -162,7 +162,7 @@ function ScriptForm({
           />
         </Field>
         {problems.length > 0 && (
-          <ul class="problems" data-testid="source-problems">
+          <ul class="problems" data-testid="source-problems" role="alert" aria-label="Not saved">
             {problems.map((p) => (
               <li key={`${p.line}:${p.column}:${p.message}`}>
                 Line {p.line}
@@ -171,7 +171,8 @@ function ScriptForm({
             ))}
           </ul>
         )}
-        <ErrorNote error={save.error} />
+        {/* With line problems listed above, the same message again would only repeat them. */}
+        {problems.length === 0 && <ErrorNote error={save.error} />}
         {saved && !save.busy && <p class="ok">Saved.</p>}
         <div class="row">
           <button type="submit" class="primary" disabled={save.busy}>
