@@ -13,20 +13,32 @@ import type { Config } from "./config.js";
 import type { BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
 import { migrations } from "./db/migrations/index.js";
 import type { GalleryDB } from "./db/schema.js";
+import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
 import { createExportWorker } from "./export/worker.js";
+import { registerAdminRoutes } from "./http/routes/admin.js";
 import { registerEventRoutes } from "./http/routes/event.js";
 import { registerExportRoutes } from "./http/routes/export.js";
+import { registerFeedRoutes } from "./http/routes/feed.js";
+import { registerHostRoutes } from "./http/routes/host.js";
 import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
+import { registerMediaPathGuard, registerMediaRoutes } from "./http/routes/media.js";
+import { registerSocialRoutes } from "./http/routes/social.js";
+import { registerStreamRoutes } from "./http/routes/stream.js";
+import { registerUploadRoutes } from "./http/routes/uploads.js";
 import { registerWebApp } from "./http/routes/web.js";
 import { ensureAdmin } from "./identity/admin.js";
 import { NameRules } from "./identity/names.js";
 import { IdentityService } from "./identity/service.js";
 import { createRateLimiter } from "./limits/limiter.js";
+import { ModerationService } from "./moderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
+import { StreamHub } from "./realtime/hub.js";
+import { TicketStore } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
+import { SocialService } from "./social/service.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -65,13 +77,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await database.migrate(migrations);
     await ensureEventRow(database.db, clock);
     const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
+    const settings = createSettingsStore(database, clock);
     const ctx: GalleryContext = {
       config,
       clock,
       logger,
       database,
       paths,
-      settings: createSettingsStore(database, clock),
+      settings,
       auth: createAuth(database, tokens, clock),
       limiter: createRateLimiter(clock),
       bus: createEventBus(logger),
@@ -80,17 +93,27 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
     await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
+    const hub = new StreamHub(ctx);
+    const tickets = new TicketStore(clock);
 
     const exportWorker = createExportWorker(ctx);
 
     const app = createHttpApp({ logger });
     registerHealth(app);
+    registerMediaPathGuard(app);
     await registerWebApp(app);
     // One line per route module: `registerXRoutes(api, ctx)` adds its paths under /api/v1.
     await app.register(
       async (api) => {
         registerIdentityRoutes(api, ctx, identity);
         registerMeRoutes(api, ctx);
+        registerSocialRoutes(api, ctx, new SocialService(ctx));
+        registerHostRoutes(api, ctx, new ModerationService(ctx));
+        registerAdminRoutes(api, ctx, settings);
+        registerStreamRoutes(api, ctx, { tickets, hub, tokens });
+        registerUploadRoutes(api, ctx);
+        registerMediaRoutes(api, ctx);
+        registerFeedRoutes(api, ctx);
         registerEventRoutes(api, ctx, exportWorker);
         registerExportRoutes(api, ctx, exportWorker);
       },
@@ -98,7 +121,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     );
 
     // One entry per background worker: `createXWorker(ctx)` returning a BackgroundWorker.
-    workers = [exportWorker];
+    workers = [exportWorker, createDerivativeWorker(ctx)];
     let started = false;
     const startWorkers = () => {
       if (started) return;
@@ -112,6 +135,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       ctx,
       startWorkers,
       close: async () => {
+        hub.close();
         for (const w of workers)
           await w.stop().catch((err) => logger.error({ err, worker: w.name }, "worker stop failed"));
         await database.close();

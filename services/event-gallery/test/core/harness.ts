@@ -91,3 +91,58 @@ export async function startGallery(
   };
   return g;
 }
+
+/** Insert an upload row directly (the upload pipeline is tested elsewhere). */
+export async function seedUpload(g: Gallery, userId: string, opts: { size?: number } = {}): Promise<string> {
+  const { newId } = await import("@app/kit/ids");
+  const id = newId();
+  const now = g.clock.iso();
+  await g.built.ctx.database.db
+    .insertInto("uploads")
+    .values({
+      id,
+      user_id: userId,
+      client_upload_id: null,
+      media_type: "image",
+      mime_type: "image/jpeg",
+      original_path: `originals/${id}.jpg`,
+      preview_path: null,
+      display_path: null,
+      thumbnail_path: null,
+      original_size_bytes: opts.size ?? 1000,
+      width: 10,
+      height: 10,
+      duration_s: null,
+      derivative_last_error: null,
+      deleted_at: null,
+      deleted_by: null,
+      media_reclaimed_at: null,
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
+  return id;
+}
+
+export async function release(g: Gallery): Promise<void> {
+  await g.built.ctx.database.db
+    .updateTable("event")
+    .set({ export_released_at: g.clock.iso(), uploads_locked_at: g.clock.iso() })
+    .where("id", "=", 1)
+    .execute();
+}
+
+export async function epoch(g: Gallery): Promise<number> {
+  const row = await g.built.ctx.database.db
+    .selectFrom("event")
+    .select("export_epoch")
+    .executeTakeFirstOrThrow();
+  return row.export_epoch;
+}
+
+/** Collects every bus event published while the test runs. */
+export function recordEvents(g: Gallery) {
+  const seen: { event: string; data: Record<string, unknown>; hostsOnly: boolean }[] = [];
+  const stop = g.built.ctx.bus.subscribe((event, data, hostsOnly) => seen.push({ event, data, hostsOnly }));
+  return { seen, stop, names: () => seen.map((e) => e.event) };
+}

@@ -1,0 +1,239 @@
+import type { Kysely } from "@app/kit/db";
+import { AppError, forbidden, notFound } from "@app/kit/errors";
+import type { AuthedUser, GalleryContext } from "../context.js";
+import type { GalleryDB, Role } from "../db/schema.js";
+import { bumpEpochIfReleased } from "../event/state.js";
+import { hashSecret, newPin } from "../identity/secrets.js";
+import { type UserView, userView } from "../identity/users.js";
+import { type AuditAction, recordAudit } from "./audit.js";
+
+export interface HostUserView extends UserView {
+  upload_count: number;
+  pin_reset_requested_at: string | null;
+  pin_locked_until: string | null;
+}
+
+const invalidState = (message: string) => new AppError(409, "invalid_state", message);
+
+/** Host and admin moderation; every action is recorded in host_audit in its own transaction. */
+export class ModerationService {
+  constructor(private readonly ctx: GalleryContext) {}
+
+  async listUsers(): Promise<HostUserView[]> {
+    const { db } = this.ctx.database;
+    const rows = await db
+      .selectFrom("users")
+      .select((eb) => [
+        "users.id",
+        "users.display_name",
+        "users.role",
+        "users.is_banned",
+        "users.pin_reset_requested_at",
+        "users.pin_locked_until",
+        eb
+          .selectFrom("uploads")
+          .select(eb.fn.countAll<number>().as("n"))
+          .whereRef("uploads.user_id", "=", "users.id")
+          .where("uploads.deleted_at", "is", null)
+          .as("upload_count"),
+      ])
+      .orderBy("users.created_at")
+      .orderBy("users.id")
+      .execute();
+    const now = this.ctx.clock.now();
+    return rows.map((r) => ({
+      ...userView(r),
+      upload_count: Number(r.upload_count ?? 0),
+      pin_reset_requested_at: r.pin_reset_requested_at,
+      // A lock in the past is no lock.
+      pin_locked_until:
+        r.pin_locked_until && Date.parse(r.pin_locked_until) > now ? r.pin_locked_until : null,
+    }));
+  }
+
+  /** Lock the target row, apply the rules, write, audit: one transaction. */
+  private async onUser<T>(
+    actor: AuthedUser,
+    targetId: string,
+    action: AuditAction,
+    fn: (
+      trx: Kysely<GalleryDB>,
+      target: { id: string; role: Role; is_banned: number; display_name: string },
+      now: string,
+    ) => Promise<T | null>,
+  ): Promise<T | null> {
+    const { database, clock } = this.ctx;
+    return database.writeTx(async (trx) => {
+      const target = await database.dialect
+        .forUpdate(
+          trx
+            .selectFrom("users")
+            .select(["id", "role", "is_banned", "display_name"])
+            .where("id", "=", targetId),
+        )
+        .executeTakeFirst();
+      if (!target) throw notFound("No such user.");
+      const now = clock.iso();
+      const out = await fn(trx, target, now);
+      // null means "nothing changed": an idempotent repeat is not audited again.
+      if (out !== null)
+        await recordAudit(trx, database, {
+          actorId: actor.id,
+          action,
+          targetType: "user",
+          targetId,
+          at: now,
+          details: { display_name: target.display_name },
+        });
+      return out;
+    });
+  }
+
+  private async currentView(id: string): Promise<UserView> {
+    const row = await this.ctx.database.db
+      .selectFrom("users")
+      .select(["id", "display_name", "role", "is_banned"])
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    return userView(row);
+  }
+
+  /** Read-only for the target, content hidden everywhere; hosts cannot ban the admin. */
+  async setBanned(actor: AuthedUser, targetId: string, banned: boolean): Promise<UserView> {
+    const { clock } = this.ctx;
+    const changed = await this.onUser(actor, targetId, banned ? "ban" : "unban", async (trx, target, now) => {
+      if (target.role === "admin") throw forbidden("The admin cannot be banned.");
+      if (target.id === actor.id) throw invalidState("You cannot ban or unban yourself.");
+      if ((target.is_banned === 1) === banned) return null;
+      await trx
+        .updateTable("users")
+        .set({ is_banned: banned ? 1 : 0, uploads_hidden_at: banned ? now : null, updated_at: now })
+        .where("id", "=", target.id)
+        .execute();
+      // Hiding or re-showing a user's content changes the keepsake.
+      await bumpEpochIfReleased(trx, clock);
+      return true;
+    });
+    if (changed) this.ctx.bus.publish(banned ? "user-hidden" : "user-unhidden", { user_id: targetId });
+    return this.currentView(targetId);
+  }
+
+  /** Only the admin promotes guests to host or demotes hosts. */
+  async setRole(actor: AuthedUser, targetId: string, role: "host" | "guest"): Promise<UserView> {
+    if (actor.role !== "admin") throw forbidden("Only the admin can change roles.");
+    await this.onUser(actor, targetId, role === "host" ? "promote" : "demote", async (trx, target, now) => {
+      if (target.role === "admin") throw invalidState("The admin's role cannot change.");
+      if (role === "host" && target.is_banned === 1) throw invalidState("A banned user cannot be promoted.");
+      if (target.role === role) return null;
+      await trx.updateTable("users").set({ role, updated_at: now }).where("id", "=", target.id).execute();
+      return true;
+    });
+    return this.currentView(targetId);
+  }
+
+  /** A fresh PIN; clears the lock, the failure streak and the pending request. */
+  async resetPin(actor: AuthedUser, targetId: string): Promise<string> {
+    const pin = newPin();
+    const pinHash = await hashSecret(pin);
+    await this.onUser(actor, targetId, "reset_pin", async (trx, target, now) => {
+      if (target.role === "admin") throw forbidden("The admin signs in with a password.");
+      await trx
+        .updateTable("users")
+        .set({
+          recovery_pin_hash: pinHash,
+          failed_pin_attempts: 0,
+          last_failed_pin_at: null,
+          pin_locked_until: null,
+          pin_reset_requested_at: null,
+          updated_at: now,
+        })
+        .where("id", "=", target.id)
+        .execute();
+      return true;
+    });
+    this.ctx.bus.publish("pin-reset", { user_id: targetId }, { hostsOnly: true });
+    return pin;
+  }
+
+  /**
+   * Host takedown: soft delete with deleted_by='host' (the idempotency key stays claimed), refund
+   * the uploader's quota (never below 0), and bump the epoch after release, all in one transaction.
+   */
+  async takedownUpload(actor: AuthedUser, uploadId: string): Promise<void> {
+    const { database, clock } = this.ctx;
+    await database.writeTx(async (trx) => {
+      const upload = await database.dialect
+        .forUpdate(
+          trx
+            .selectFrom("uploads")
+            .select(["id", "user_id", "original_size_bytes"])
+            .where("id", "=", uploadId)
+            .where("deleted_at", "is", null),
+        )
+        .executeTakeFirst();
+      if (!upload) throw notFound("No such upload.");
+      const now = clock.iso();
+      await trx
+        .updateTable("uploads")
+        .set({ deleted_at: now, deleted_by: "host", updated_at: now })
+        .where("id", "=", upload.id)
+        .execute();
+      const bytes = Number(upload.original_size_bytes);
+      await trx
+        .updateTable("users")
+        .set((eb) => ({
+          total_upload_bytes: eb
+            .case()
+            .when("total_upload_bytes", ">", bytes)
+            .then(eb("total_upload_bytes", "-", bytes))
+            .else(0)
+            .end(),
+        }))
+        .where("id", "=", upload.user_id)
+        .execute();
+      await bumpEpochIfReleased(trx, clock);
+      await recordAudit(trx, database, {
+        actorId: actor.id,
+        action: "remove_upload",
+        targetType: "upload",
+        targetId: upload.id,
+        at: now,
+        details: { uploader_id: upload.user_id },
+      });
+    });
+    this.ctx.bus.publish("upload-removed", { upload_id: uploadId });
+  }
+
+  async removeComment(actor: AuthedUser, commentId: string): Promise<void> {
+    const { database, clock } = this.ctx;
+    const uploadId = await database.writeTx(async (trx) => {
+      const c = await database.dialect
+        .forUpdate(
+          trx
+            .selectFrom("comments")
+            .select(["id", "upload_id", "user_id"])
+            .where("id", "=", commentId)
+            .where("deleted_at", "is", null),
+        )
+        .executeTakeFirst();
+      if (!c) throw notFound("No such comment.");
+      const now = clock.iso();
+      await trx
+        .updateTable("comments")
+        .set({ deleted_at: now, deleted_by: "host" })
+        .where("id", "=", c.id)
+        .execute();
+      await bumpEpochIfReleased(trx, clock);
+      await recordAudit(trx, database, {
+        actorId: actor.id,
+        action: "remove_comment",
+        targetType: "comment",
+        targetId: c.id,
+        at: now,
+        details: { upload_id: c.upload_id, author_id: c.user_id },
+      });
+      return c.upload_id;
+    });
+    this.ctx.bus.publish("comment-removed", { upload_id: uploadId, comment_id: commentId });
+  }
+}
