@@ -26,6 +26,7 @@ import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
 import { authRoutes } from "./http/routes/auth.js";
+import { dashboardRoutes } from "./http/routes/dashboard.js";
 import { versionRoutes } from "./http/routes/version.js";
 
 /**
@@ -34,7 +35,7 @@ import { versionRoutes } from "./http/routes/version.js";
  */
 const providers: ServiceProvider[] = [];
 
-const routeModules: RouteModule[] = [authRoutes, versionRoutes];
+const routeModules: RouteModule[] = [authRoutes, versionRoutes, dashboardRoutes];
 
 const workers: WorkerFactory[] = [];
 

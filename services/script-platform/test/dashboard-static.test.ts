@@ -1,10 +1,14 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { loadEnv } from "@app/kit/config";
+import { createTestEnv } from "@app/kit/db/testing";
 import { createHttpApp } from "@app/kit/http";
 import { captureLogger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../src/app.js";
+import { envSpec } from "../src/config.js";
 import { registerDashboard } from "../src/http/routes/dashboard.js";
 
 // A stand-in build output, so this file does not depend on (or race with) a real `vite build`.
@@ -92,5 +96,25 @@ describe("dashboard static serving", () => {
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe("dashboard_not_built");
     expect(res.json().error.message).not.toContain("/");
+  });
+});
+
+describe("dashboard route inside the platform app", () => {
+  it("redirects /admin and leaves /api/v1/admin/* to the API", async () => {
+    const env = await createTestEnv("script_platform");
+    const config = loadEnv(envSpec, { DATA_DIR: env.dataDir, DATABASE_URL: env.databaseUrl });
+    const built = await buildApp(config, { logger: captureLogger().logger, announce: () => {} });
+    try {
+      const redirect = await built.app.inject({ method: "GET", url: "/admin" });
+      expect(redirect.statusCode).toBe(308);
+      expect(redirect.headers.location).toBe("/admin/");
+      const me = await built.app.inject({ method: "GET", url: "/api/v1/admin/me" });
+      expect(me.statusCode).toBe(401);
+      expect(me.json().error.code).toBe("unauthorized");
+    } finally {
+      await built.app.close();
+      await built.close();
+      await env.cleanup();
+    }
   });
 });

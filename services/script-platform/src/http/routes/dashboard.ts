@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { notFound } from "@app/kit/errors";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
+import type { RouteModule } from "../../context.js";
 
 /** dashboard/dist, built by `vite build dashboard`; same depth from src/ and dist/ (tsc output). */
 export const DASHBOARD_DIST = fileURLToPath(new URL("../../../dashboard/dist/", import.meta.url));
@@ -56,3 +57,6 @@ export async function registerDashboard(app: FastifyInstance, opts: { root?: str
     return reply.sendFile("index.html");
   });
 }
+
+/** The route module registered in app.ts. */
+export const dashboardRoutes: RouteModule = (app) => registerDashboard(app);
