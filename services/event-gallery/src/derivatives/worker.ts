@@ -1,0 +1,292 @@
+import type { TimerHandle } from "@app/kit/clock";
+import type { GalleryContext } from "../context.js";
+import { bumpEpochIfReleased } from "../event/state.js";
+import { softDeleteAndRefund } from "../uploads/repository.js";
+import {
+  derivativeRelPath,
+  ensureMediaDirs,
+  removeQuietly,
+  resolveMediaPath,
+  writeFileDurably,
+} from "../uploads/storage.js";
+import {
+  DERIVATIVES_REV,
+  defaultVideoTools,
+  type Rendered,
+  renderImage,
+  renderVideo,
+  type VideoTools,
+} from "./pipeline.js";
+import * as repo from "./repository.js";
+
+export const MAX_ATTEMPTS = 3;
+export const MAX_BACKFILL_BOOTS = 3;
+export const BACKFILL_ROWS_PER_BOOT = 200;
+export const FAILED_ORIGINAL_RETENTION_MS = 14 * 24 * 3_600_000;
+export const DELETED_MEDIA_RETENTION_MS = 24 * 3_600_000;
+const RECLAIM_BATCH = 500;
+
+export interface DerivativeWorkerOptions {
+  /** Renders at once (1 or 2: image decoding is CPU- and memory-heavy). */
+  concurrency?: 1 | 2;
+  /** Safety-net poll; new uploads also wake the worker through the bus. */
+  pollMs?: number;
+  reclaimEveryMs?: number;
+  video?: Partial<VideoTools>;
+}
+
+export interface DerivativeWorker {
+  name: string;
+  /** Starts the background loop, the boot backfill and the reclaim timer; returns at once. */
+  start(): void;
+  stop(): Promise<void>;
+  /** Render until no claimable upload is left (also what the background loop runs). */
+  processPending(): Promise<number>;
+  /** Regenerate rows of older pipeline versions (run once per boot by start()). */
+  backfill(): Promise<{ regenerated: number; failed: number }>;
+  /** Delete media whose retention has passed. */
+  reclaim(): Promise<{ failedOriginals: number; deletedUploads: number }>;
+}
+
+/** Keep filesystem paths out of stored error messages (they reach host/admin screens). */
+const describe = (err: unknown, mediaDir: string) =>
+  (err instanceof Error ? err.message : String(err)).split(mediaDir).join("<media>").slice(0, 500);
+
+export function createDerivativeWorker(
+  ctx: GalleryContext,
+  opts: DerivativeWorkerOptions = {},
+): DerivativeWorker {
+  const { database, clock, logger } = ctx;
+  const concurrency = opts.concurrency ?? 1;
+  const tools: VideoTools = { ...defaultVideoTools(clock), ...opts.video };
+  const inFlight = new Set<string>();
+  let stopping = false;
+  let running = false;
+  let pumping: Promise<number> | null = null;
+  let backfilling: Promise<unknown> | null = null;
+  let reclaiming: Promise<unknown> | null = null;
+  const timers: TimerHandle[] = [];
+  let unsubscribe: (() => void) | null = null;
+
+  async function render(job: repo.Job): Promise<Rendered> {
+    if (!job.original_path) throw new Error("the original is gone");
+    const abs = resolveMediaPath(ctx.paths.mediaDir, job.original_path);
+    return job.media_type === "video" ? renderVideo(abs, tools) : renderImage(abs, job.mime_type);
+  }
+
+  /** Files first (durably), then the row that points at them. */
+  async function store(job: repo.Job, r: Rendered): Promise<repo.DerivativeOutcome> {
+    const write = async (variant: string, data: Buffer | null) => {
+      if (!data) return null;
+      const rel = derivativeRelPath(job.id, variant);
+      await writeFileDurably(resolveMediaPath(ctx.paths.mediaDir, rel), data);
+      return rel;
+    };
+    const thumbnail = await write("thumbnail", r.thumbnail);
+    const preview = await write("preview", r.preview);
+    const display = await write("display", r.display);
+    return {
+      width: r.width,
+      height: r.height,
+      duration_s: r.duration_s,
+      thumbnail_path: thumbnail ?? "",
+      preview_path: preview,
+      display_path: display,
+      rev: DERIVATIVES_REV,
+    };
+  }
+
+  async function processJob(job: repo.Job): Promise<void> {
+    try {
+      const outcome = await store(job, await render(job));
+      await database.writeTx((trx) => repo.markDone(trx, job.id, outcome, clock.iso()));
+      ctx.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
+    } catch (err) {
+      const message = describe(err, ctx.paths.mediaDir);
+      logger.warn(
+        { upload_id: job.id, attempt: job.derivative_attempts, err: message },
+        "derivative attempt failed",
+      );
+      await recordFailure(job, message);
+    }
+  }
+
+  /** After the last attempt: failed, soft-deleted by the system, quota refunded, original kept. */
+  async function recordFailure(job: repo.Job, message: string | null): Promise<void> {
+    const giveUp = job.derivative_attempts >= MAX_ATTEMPTS;
+    const removed = await database.writeTx(async (trx) => {
+      if (message !== null) await repo.recordError(trx, job.id, message);
+      if (!giveUp) return false;
+      const now = clock.iso();
+      await repo.markFailed(trx, job.id, now);
+      const deleted = await softDeleteAndRefund(trx, job, "system", now);
+      if (deleted) await bumpEpochIfReleased(trx, clock);
+      return deleted;
+    });
+    if (removed) {
+      logger.error({ upload_id: job.id }, "derivatives failed 3 times; upload removed, original kept");
+      ctx.bus.publish("upload-removed", { id: job.id, user_id: job.user_id });
+    }
+  }
+
+  async function claim(): Promise<repo.Job | undefined> {
+    return database.writeTx((trx) => repo.claimNext(trx, database.dialect, MAX_ATTEMPTS, [...inFlight]));
+  }
+
+  async function lane(): Promise<number> {
+    let done = 0;
+    for (;;) {
+      if (stopping) return done;
+      const job = await claim();
+      if (!job) return done;
+      inFlight.add(job.id);
+      try {
+        await processJob(job);
+      } finally {
+        inFlight.delete(job.id);
+      }
+      done++;
+    }
+  }
+
+  async function processPending(): Promise<number> {
+    if (pumping) return pumping;
+    pumping = (async () => {
+      // A process that died during a last attempt left rows it can no longer claim.
+      for (const job of await repo.exhausted(database.db, MAX_ATTEMPTS, 100)) await recordFailure(job, null);
+      const counts = await Promise.all(Array.from({ length: concurrency }, () => lane()));
+      return counts.reduce((a, b) => a + b, 0);
+    })().finally(() => {
+      pumping = null;
+    });
+    return pumping;
+  }
+
+  function kick(): void {
+    if (!running) return;
+    processPending().catch((err) =>
+      logger.error({ err: describe(err, ctx.paths.mediaDir) }, "derivative worker error"),
+    );
+  }
+
+  async function backfill(): Promise<{ regenerated: number; failed: number }> {
+    const stale = await repo.staleRows(
+      database.db,
+      DERIVATIVES_REV,
+      MAX_BACKFILL_BOOTS,
+      BACKFILL_ROWS_PER_BOOT,
+    );
+    if (stale.length === 0) return { regenerated: 0, failed: 0 };
+    await database.writeTx((trx) =>
+      repo.countBoot(
+        trx,
+        stale.map((r) => r.id),
+      ),
+    );
+    logger.info({ rows: stale.length, rev: DERIVATIVES_REV }, "derivative backfill: starting");
+    let regenerated = 0;
+    let failed = 0;
+    for (const [i, job] of stale.entries()) {
+      if (stopping) break;
+      try {
+        const outcome = await store(job, await render(job));
+        await database.writeTx((trx) => repo.markDone(trx, job.id, outcome, clock.iso()));
+        ctx.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
+        regenerated++;
+      } catch (err) {
+        // The old derivatives stay; the row is retried on the next boot (at most 3 boots).
+        failed++;
+        const message = describe(err, ctx.paths.mediaDir);
+        await database.writeTx((trx) => repo.recordError(trx, job.id, message));
+      }
+      if ((i + 1) % 20 === 0 || i + 1 === stale.length)
+        logger.info({ done: i + 1, of: stale.length, regenerated, failed }, "derivative backfill: progress");
+    }
+    return { regenerated, failed };
+  }
+
+  async function reclaim(): Promise<{ failedOriginals: number; deletedUploads: number }> {
+    const now = clock.now();
+    const nowIso = clock.iso();
+    const unlink = async (rel: string | null) => {
+      if (rel) await removeQuietly(resolveMediaPath(ctx.paths.mediaDir, rel));
+    };
+    // Files go first: a crash between unlink and update only repeats an idempotent unlink.
+    const failedRows = await repo.failedOriginalsBefore(
+      database.db,
+      new Date(now - FAILED_ORIGINAL_RETENTION_MS).toISOString(),
+      RECLAIM_BATCH,
+    );
+    for (const r of failedRows) {
+      await unlink(r.original_path);
+      await repo.markReclaimed(database.db, r.id, "original", nowIso);
+    }
+    const deletedRows = await repo.deletedBefore(
+      database.db,
+      new Date(now - DELETED_MEDIA_RETENTION_MS).toISOString(),
+      RECLAIM_BATCH,
+    );
+    for (const r of deletedRows) {
+      for (const p of [r.original_path, r.preview_path, r.display_path, r.thumbnail_path]) await unlink(p);
+      await repo.markReclaimed(database.db, r.id, "all", nowIso);
+    }
+    if (failedRows.length + deletedRows.length > 0)
+      logger.info(
+        { failed_originals: failedRows.length, deleted_uploads: deletedRows.length },
+        "media reclaimed",
+      );
+    return { failedOriginals: failedRows.length, deletedUploads: deletedRows.length };
+  }
+
+  const logErr = (what: string) => (err: unknown) =>
+    logger.error({ err: describe(err, ctx.paths.mediaDir) }, `${what} failed`);
+
+  let booting: Promise<void> | null = null;
+  return {
+    name: "derivatives",
+    start() {
+      if (running) return;
+      running = true;
+      stopping = false;
+      booting = ensureMediaDirs(ctx.paths.mediaDir)
+        .then(() => boot())
+        .catch(logErr("derivative worker start"));
+    },
+    async stop() {
+      running = false;
+      stopping = true;
+      unsubscribe?.();
+      unsubscribe = null;
+      for (const t of timers.splice(0)) t.cancel();
+      await Promise.allSettled([booting, pumping, backfilling, reclaiming]);
+    },
+    processPending,
+    backfill,
+    reclaim,
+  };
+
+  function boot(): void {
+    if (!running) return;
+    unsubscribe = ctx.bus.subscribe((event) => {
+      if (event === "new-upload") kick();
+    });
+    timers.push(clock.setInterval(kick, opts.pollMs ?? 5_000));
+    const runReclaim = () => {
+      reclaiming ??= reclaim()
+        .catch(logErr("media reclaim"))
+        .finally(() => {
+          reclaiming = null;
+        });
+    };
+    timers.push(clock.setInterval(runReclaim, opts.reclaimEveryMs ?? 3_600_000));
+    // Fresh uploads first, then the backfill, in the background: start() does not wait on them.
+    kick();
+    backfilling = (pumping ?? Promise.resolve())
+      .then(() => backfill())
+      .catch(logErr("derivative backfill"))
+      .finally(() => {
+        backfilling = null;
+      });
+    runReclaim();
+  }
+}

@@ -1,0 +1,164 @@
+import { toIso } from "@app/kit/clock";
+import { validationFailed } from "@app/kit/errors";
+import type { AuthedUser, GalleryContext } from "../context.js";
+import { normalizeTagFilter } from "../uploads/hashtags.js";
+import * as repo from "./repository.js";
+import { type FeedItem, loadFeedItems } from "./serialize.js";
+
+export const FEED_LIMIT_DEFAULT = 30;
+export const FEED_LIMIT_MAX = 100;
+export const DELTA_LIMIT_DEFAULT = 100;
+/** A delta cursor taken from the clock trails it by this much: a write whose timestamp was taken
+ * just before the read but committed just after is still delivered (clients dedupe by id). */
+export const DELTA_SETTLE_MS = 5_000;
+const HIDDEN_USERS_CAP = 1_000;
+
+/** Clamp at both ends; anything unparsable is the default. */
+export function clampLimit(raw: string | undefined, def: number, max = FEED_LIMIT_MAX): number {
+  const n = raw === undefined ? Number.NaN : Number.parseInt(raw, 10);
+  if (!Number.isFinite(n)) return def;
+  return Math.min(max, Math.max(1, n));
+}
+
+const encode = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+function decode(raw: string, field: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      typeof v[0] === "string" &&
+      !Number.isNaN(Date.parse(v[0])) &&
+      typeof v[1] === "string" &&
+      v[1].length <= 64
+    )
+      return [toIso(Date.parse(v[0])), v[1]];
+  } catch {}
+  throw validationFailed(field, "The cursor is not one this server issued.");
+}
+
+export interface FeedQuery {
+  limit?: string | undefined;
+  cursor?: string | undefined;
+  hashtag?: string | undefined;
+  hashtags?: string | undefined;
+  uploader?: string | undefined;
+}
+
+export interface FeedPage {
+  items: FeedItem[];
+  next_cursor: string | null;
+  delta_cursor: string;
+}
+
+async function viewerOf(ctx: GalleryContext, user: AuthedUser) {
+  return { id: user.id, mediaToken: await ctx.auth.mediaToken(user) };
+}
+
+const deltaCursorNow = (ctx: GalleryContext) => encode([toIso(ctx.clock.now() - DELTA_SETTLE_MS), ""]);
+
+/** GET /feed: newest first, keyset on (created_at, id), filters AND-ed. */
+export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: FeedQuery): Promise<FeedPage> {
+  const settings = await ctx.settings.all();
+  ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
+  const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
+  const before = query.cursor ? decode(query.cursor, "cursor") : null;
+  const deltaCursor = deltaCursorNow(ctx);
+
+  const tagsAny: string[][] = [];
+  let impossible = false;
+  if (query.hashtag !== undefined) {
+    const tag = normalizeTagFilter(query.hashtag);
+    if (tag) tagsAny.push([tag]);
+    else impossible = true;
+  }
+  if (query.hashtags !== undefined) {
+    const tags = query.hashtags
+      .split(",")
+      .map(normalizeTagFilter)
+      .filter((t): t is string => t !== null);
+    if (tags.length > 0) tagsAny.push([...new Set(tags)].slice(0, 30));
+    else impossible = true;
+  }
+  if (impossible) return { items: [], next_cursor: null, delta_cursor: deltaCursor };
+
+  const keys = await repo.feedPage(
+    ctx.database.db,
+    { tagsAny, uploader: query.uploader ?? null },
+    before ? { created_at: before[0], id: before[1] } : null,
+    limit + 1,
+  );
+  const page = keys.slice(0, limit);
+  const last = page.at(-1);
+  const items = await loadFeedItems(
+    ctx.database.db,
+    page.map((k) => k.id),
+    await viewerOf(ctx, user),
+  );
+  return {
+    items,
+    next_cursor: keys.length > limit && last ? encode([last.created_at, last.id]) : null,
+    delta_cursor: deltaCursor,
+  };
+}
+
+export interface FeedDelta {
+  items: FeedItem[];
+  changes: FeedItem[];
+  removed_ids: string[];
+  hidden_user_ids: string[];
+  cursor: string;
+  has_more: boolean;
+}
+
+/**
+ * GET /feed/delta: what changed since the cursor. New visible uploads go to `items`, edits and
+ * finished derivatives of older ones to `changes`, deletions to `removed_ids`, bans to
+ * `hidden_user_ids`. At most `limit` uploads per call; `has_more` says to call again at once.
+ */
+export async function readDelta(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  query: { cursor?: string | undefined; limit?: string | undefined },
+): Promise<FeedDelta> {
+  const settings = await ctx.settings.all();
+  ctx.limiter.hit(`delta:${user.id}`, settings.delta_rate_per_min, 60_000);
+  if (!query.cursor) throw validationFailed("cursor", "A cursor from /feed or a previous delta is required.");
+  const [at, afterId] = decode(query.cursor, "cursor");
+  const limit = clampLimit(query.limit, DELTA_LIMIT_DEFAULT);
+  const settle = toIso(ctx.clock.now() - DELTA_SETTLE_MS);
+
+  const rows = await repo.changesAfter(ctx.database.db, at, afterId, limit + 1);
+  const hasMore = rows.length > limit;
+  const page = rows.slice(0, limit);
+  const newIds: string[] = [];
+  const changedIds: string[] = [];
+  const removed: string[] = [];
+  for (const r of page) {
+    if (r.deleted) removed.push(r.id);
+    else if (!r.visible_uploader) continue;
+    else if (r.created_at > at) newIds.push(r.id);
+    else changedIds.push(r.id);
+  }
+  const viewer = await viewerOf(ctx, user);
+  const [items, changes, hidden] = await Promise.all([
+    loadFeedItems(ctx.database.db, newIds.reverse(), viewer),
+    loadFeedItems(ctx.database.db, changedIds, viewer),
+    repo.hiddenUsersSince(ctx.database.db, at, HIDDEN_USERS_CAP),
+  ]);
+  const last = page.at(-1);
+  // Resume after the last row returned, or (when caught up) from the settled clock.
+  const cursor =
+    hasMore && last
+      ? encode([last.changed_at, last.id])
+      : last && last.changed_at > settle
+        ? encode([last.changed_at, last.id])
+        : settle > at
+          ? encode([settle, ""])
+          : query.cursor;
+  return { items, changes, removed_ids: removed, hidden_user_ids: hidden, cursor, has_more: hasMore };
+}
+
+export async function listUploaders(ctx: GalleryContext) {
+  return { uploaders: await repo.visibleUploaders(ctx.database.db) };
+}

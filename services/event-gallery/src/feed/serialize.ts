@@ -1,0 +1,147 @@
+import type { Kysely } from "@app/kit/db";
+import type { CompressionStatus, GalleryDB } from "../db/schema.js";
+
+/** The contract's `upload` shape, which is also the feed item. */
+export interface FeedItem {
+  id: string;
+  uploader: { id: string; display_name: string };
+  caption: string;
+  hashtags: string[];
+  media_type: "image" | "video";
+  mime_type: string;
+  created_at: string;
+  updated_at: string;
+  like_count: number;
+  comment_count: number;
+  liked_by_me: boolean;
+  compression_status: CompressionStatus;
+  width: number | null;
+  height: number | null;
+  duration_s: number | null;
+  original_url: string | null;
+  preview_url: string | null;
+  display_url: string | null;
+  thumbnail_url: string | null;
+}
+
+/** Who is looking: `liked_by_me` is theirs, and media URLs carry their `?t=` media token. */
+export interface FeedViewer {
+  id: string;
+  mediaToken: string;
+}
+
+export const MEDIA_VARIANTS = ["original", "preview", "display", "thumbnail"] as const;
+export type MediaVariant = (typeof MEDIA_VARIANTS)[number];
+
+export const mediaUrl = (uploadId: string, variant: MediaVariant, token: string) =>
+  `/api/v1/upload/${uploadId}/${variant}?t=${encodeURIComponent(token)}`;
+
+const toIso = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
+
+/**
+ * Feed items for `ids`, in the order given (ids that no longer exist are skipped). Visibility is
+ * the caller's business; counts leave out banned users' likes and comments. Five queries for any
+ * number of ids.
+ */
+export async function loadFeedItems(
+  db: Kysely<GalleryDB>,
+  ids: readonly string[],
+  viewer: FeedViewer,
+): Promise<FeedItem[]> {
+  if (ids.length === 0) return [];
+  const list = [...ids];
+  const [rows, likeCounts, commentCounts, mine, tags] = await Promise.all([
+    db
+      .selectFrom("uploads as u")
+      .innerJoin("users", "users.id", "u.user_id")
+      .select([
+        "u.id",
+        "u.user_id",
+        "users.display_name",
+        "u.caption",
+        "u.media_type",
+        "u.mime_type",
+        "u.created_at",
+        "u.updated_at",
+        "u.compression_status",
+        "u.width",
+        "u.height",
+        "u.duration_s",
+        "u.original_path",
+        "u.preview_path",
+        "u.display_path",
+        "u.thumbnail_path",
+      ])
+      .where("u.id", "in", list)
+      .execute(),
+    db
+      .selectFrom("likes")
+      .innerJoin("users", "users.id", "likes.user_id")
+      .select(["likes.upload_id", (eb) => eb.fn.countAll<number>().as("n")])
+      .where("likes.upload_id", "in", list)
+      .where("users.is_banned", "=", 0)
+      .groupBy("likes.upload_id")
+      .execute(),
+    db
+      .selectFrom("comments")
+      .innerJoin("users", "users.id", "comments.user_id")
+      .select(["comments.upload_id", (eb) => eb.fn.countAll<number>().as("n")])
+      .where("comments.upload_id", "in", list)
+      .where("comments.deleted_at", "is", null)
+      .where("users.is_banned", "=", 0)
+      .groupBy("comments.upload_id")
+      .execute(),
+    db
+      .selectFrom("likes")
+      .select("upload_id")
+      .where("upload_id", "in", list)
+      .where("user_id", "=", viewer.id)
+      .execute(),
+    db
+      .selectFrom("upload_hashtags")
+      .select(["upload_id", "tag"])
+      .where("upload_id", "in", list)
+      .orderBy("tag")
+      .execute(),
+  ]);
+  const likes = new Map(likeCounts.map((r) => [r.upload_id, Number(r.n)]));
+  const comments = new Map(commentCounts.map((r) => [r.upload_id, Number(r.n)]));
+  const liked = new Set(mine.map((r) => r.upload_id));
+  const tagsBy = new Map<string, string[]>();
+  for (const t of tags) {
+    const arr = tagsBy.get(t.upload_id) ?? [];
+    arr.push(t.tag);
+    tagsBy.set(t.upload_id, arr);
+  }
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  const items: FeedItem[] = [];
+  for (const id of list) {
+    const r = byId.get(id);
+    if (!r) continue;
+    const url = (variant: MediaVariant, path: string | null) =>
+      path ? mediaUrl(r.id, variant, viewer.mediaToken) : null;
+    const isVideo = r.media_type === "video";
+    items.push({
+      id: r.id,
+      uploader: { id: r.user_id, display_name: r.display_name },
+      caption: r.caption,
+      hashtags: tagsBy.get(r.id) ?? [],
+      media_type: r.media_type,
+      mime_type: r.mime_type,
+      created_at: toIso(r.created_at),
+      updated_at: toIso(r.updated_at),
+      like_count: likes.get(r.id) ?? 0,
+      comment_count: comments.get(r.id) ?? 0,
+      liked_by_me: liked.has(r.id),
+      compression_status: r.compression_status,
+      width: r.width,
+      height: r.height,
+      duration_s: r.duration_s,
+      original_url: url("original", r.original_path),
+      preview_url: isVideo ? null : url("preview", r.preview_path),
+      display_url: isVideo ? null : url("display", r.display_path),
+      thumbnail_url: url("thumbnail", r.thumbnail_path),
+    });
+  }
+  return items;
+}

@@ -1,0 +1,68 @@
+import { stat } from "node:fs/promises";
+import { notFound } from "@app/kit/errors";
+import type { GalleryContext } from "../context.js";
+import type { MediaVariant } from "../feed/serialize.js";
+import { resolveMediaPath } from "../uploads/storage.js";
+
+export interface MediaFile {
+  path: string;
+  size: number;
+  contentType: string;
+  headers: Record<string, string>;
+}
+
+const missing = () => notFound("This media does not exist.");
+
+/**
+ * Which file answers GET /upload/{id}/{variant}. Soft-deleted uploads and uploads of banned or
+ * hidden users are not served; a derivative that does not exist yet is a 404; a video has only
+ * a thumbnail besides its original.
+ */
+export async function resolveMedia(
+  ctx: GalleryContext,
+  id: string,
+  variant: MediaVariant,
+): Promise<MediaFile> {
+  const row = await ctx.database.db
+    .selectFrom("uploads as u")
+    .innerJoin("users as us", "us.id", "u.user_id")
+    .select([
+      "u.media_type",
+      "u.mime_type",
+      "u.original_path",
+      "u.preview_path",
+      "u.display_path",
+      "u.thumbnail_path",
+    ])
+    .where("u.id", "=", id)
+    .where("u.deleted_at", "is", null)
+    .where("us.is_banned", "=", 0)
+    .where("us.uploads_hidden_at", "is", null)
+    .executeTakeFirst();
+  if (!row) throw missing();
+  if (row.media_type === "video" && (variant === "preview" || variant === "display")) throw missing();
+  const rel = {
+    original: row.original_path,
+    preview: row.preview_path,
+    display: row.display_path,
+    thumbnail: row.thumbnail_path,
+  }[variant];
+  if (!rel) throw missing();
+  const path = resolveMediaPath(ctx.paths.mediaDir, rel);
+  const info = await stat(path).catch(() => null);
+  if (!info?.isFile()) throw missing();
+  if (variant === "original")
+    return {
+      path,
+      size: info.size,
+      contentType: row.mime_type,
+      headers: { "content-disposition": "inline", "cache-control": "no-store" },
+    };
+  // Derivatives never change for an id, but access is gated, so only the browser may cache.
+  return {
+    path,
+    size: info.size,
+    contentType: "image/jpeg",
+    headers: { "cache-control": "private, max-age=3600" },
+  };
+}

@@ -1,0 +1,297 @@
+import { mkdir, open } from "node:fs/promises";
+import { dirname } from "node:path";
+import { Writable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { AppError, conflict, forbidden, validationFailed } from "@app/kit/errors";
+import { newId } from "@app/kit/ids";
+import type { Multipart, MultipartFile } from "@fastify/multipart";
+import type { AuthedUser, GalleryContext } from "../context.js";
+import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
+import { normalizeHashtags } from "./hashtags.js";
+import * as repo from "./repository.js";
+import { SNIFF_BYTES, type SniffedType, sniffMediaType } from "./sniff.js";
+import { originalRelPath, publishFile, removeQuietly, resolveMediaPath, tempPathFor } from "./storage.js";
+
+export const CAPTION_MAX_CHARS = 2000;
+/** Byte bound on any text field while streaming (a caption of 2000 four-byte characters fits). */
+export const FIELD_MAX_BYTES = CAPTION_MAX_CHARS * 4;
+const CLIENT_KEY_RE = /^[\x21-\x7e]{1,128}$/;
+const KNOWN_FIELDS = new Set(["client_upload_id", "caption", "hashtags"]);
+
+export const uploadsLocked = () =>
+  forbidden(
+    "Uploads are locked for this event; keep the file and try again when it reopens.",
+    "uploads_locked",
+  );
+export const quotaExceeded = (limit: number) =>
+  new AppError(413, "quota_exceeded", "Your upload quota for this event is used up.", { limit });
+const removedByHost = () =>
+  conflict("removed_by_host", "The hosts removed the upload sent with this key; it cannot be sent again.");
+
+export interface IngestResult {
+  status: 200 | 201;
+  upload: FeedItem;
+}
+
+interface FormFields {
+  clientKey: string | null;
+  caption: string;
+  hashtags: string[];
+}
+
+export function validateCaption(raw: string, field = "caption"): string {
+  const caption = raw.trim();
+  if ([...caption].length > CAPTION_MAX_CHARS)
+    throw validationFailed(field, `A caption may have at most ${CAPTION_MAX_CHARS} characters.`);
+  return caption;
+}
+
+/** floor(free_disk * quota_tolerance / active_uploaders); active counts the uploader. */
+export const quotaCeiling = (freeBytes: number, tolerance: number, activeUploaders: number) =>
+  Math.floor((freeBytes * tolerance) / Math.max(1, activeUploaders));
+
+/**
+ * POST /upload: stream one multipart upload to a temp file in the originals folder, then commit.
+ * Text fields must come before `file`. Every refusal or failure leaves no file, row or quota charge.
+ */
+export async function ingestUpload(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  parts: (limits: {
+    fileSize: number;
+    fieldSize: number;
+    fields: number;
+    files: number;
+  }) => AsyncIterable<Multipart>,
+): Promise<IngestResult> {
+  const { db } = ctx.database;
+  const settings = await ctx.settings.all();
+  ctx.limiter.hit(`upload:${user.id}`, settings.upload_rate_per_hour, 3_600_000);
+  if (await repo.isUploadsLocked(db)) throw uploadsLocked();
+
+  // Quota before any byte is stored: the file limit is whichever is smaller, the route limit or
+  // what the quota still allows (the commit re-checks under the user's row lock).
+  const { free_bytes } = await ctx.disk.stat();
+  const ceiling = quotaCeiling(free_bytes, settings.quota_tolerance, await repo.activeUploaders(db, user.id));
+  const used = await repo.userUploadBytes(db, user.id);
+  const remaining = ceiling - used;
+  if (remaining <= 0) throw quotaExceeded(ceiling);
+  const fileLimit = Math.min(settings.max_upload_bytes, remaining);
+
+  const form: FormFields = { clientKey: null, caption: "", hashtags: [] };
+  const rawTags: string[] = [];
+  for await (const part of parts({ fileSize: fileLimit, fieldSize: FIELD_MAX_BYTES, fields: 64, files: 1 })) {
+    if (part.type === "field") {
+      if (!KNOWN_FIELDS.has(part.fieldname))
+        throw validationFailed(part.fieldname, `Unknown field: ${part.fieldname}.`);
+      if (part.valueTruncated) throw validationFailed(part.fieldname, `${part.fieldname} is too long.`);
+      const value = String(part.value);
+      if (part.fieldname === "client_upload_id") form.clientKey = value;
+      else if (part.fieldname === "caption") form.caption = value;
+      else rawTags.push(value);
+      continue;
+    }
+    if (part.fieldname !== "file")
+      throw validationFailed(part.fieldname, `Unknown field: ${part.fieldname}.`);
+    if (form.clientKey !== null && !CLIENT_KEY_RE.test(form.clientKey))
+      throw validationFailed(
+        "client_upload_id",
+        "client_upload_id must be 1 to 128 printable ASCII characters.",
+      );
+    form.caption = validateCaption(form.caption);
+    form.hashtags = normalizeHashtags(rawTags);
+    return receiveFile(ctx, user, part, form, {
+      fileLimit,
+      quotaBound: fileLimit < settings.max_upload_bytes,
+      ceiling,
+      freeBytes: free_bytes,
+      tolerance: settings.quota_tolerance,
+    });
+  }
+  throw validationFailed("file", "The form needs a file part after the text fields.");
+}
+
+interface Bounds {
+  fileLimit: number;
+  /** The quota, not the route limit, set fileLimit. */
+  quotaBound: boolean;
+  ceiling: number;
+  freeBytes: number;
+  tolerance: number;
+}
+
+async function receiveFile(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  part: MultipartFile,
+  form: FormFields,
+  bounds: Bounds,
+): Promise<IngestResult> {
+  const { db } = ctx.database;
+  // A sequential retry never stores the bytes a second time.
+  if (form.clientKey !== null) {
+    const existing = await repo.findByClientKey(db, user.id, form.clientKey);
+    if (existing) {
+      part.file.resume();
+      if (existing.deleted_by === "host") throw removedByHost();
+      return { status: 200, upload: await itemFor(ctx, user, existing.id) };
+    }
+  }
+
+  const id = newId();
+  const stored = await streamToOriginal(ctx, part, id, bounds);
+  try {
+    const outcome = await commitUpload(ctx, user, form, id, stored, bounds);
+    if (outcome.replayOf) {
+      await removeQuietly(stored.absPath);
+      return { status: 200, upload: await itemFor(ctx, user, outcome.replayOf) };
+    }
+  } catch (err) {
+    await removeQuietly(stored.absPath);
+    // PostgreSQL: a concurrent retry with the same key won the unique index; replay the winner.
+    if (form.clientKey !== null && ctx.database.dialect.isUniqueViolation(err)) {
+      const winner = await repo.findByClientKey(db, user.id, form.clientKey);
+      if (winner?.deleted_by === "host") throw removedByHost();
+      if (winner) return { status: 200, upload: await itemFor(ctx, user, winner.id) };
+    }
+    throw err;
+  }
+  ctx.bus.publish("new-upload", { id, user_id: user.id });
+  return { status: 201, upload: await itemFor(ctx, user, id) };
+}
+
+interface StoredOriginal {
+  relPath: string;
+  absPath: string;
+  size: number;
+  type: SniffedType;
+}
+
+/**
+ * Sniff the first bytes, then stream the rest into a temp file next to its final place; fsync,
+ * rename, fsync the folder. Nothing is left on disk when this throws.
+ */
+async function streamToOriginal(
+  ctx: GalleryContext,
+  part: MultipartFile,
+  id: string,
+  bounds: Bounds,
+): Promise<StoredOriginal> {
+  const iterator = part.file[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  let done = false;
+  while (headBytes < SNIFF_BYTES) {
+    const next = await iterator.next();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    head.push(next.value as Buffer);
+    headBytes += (next.value as Buffer).length;
+  }
+  const first = Buffer.concat(head);
+  const type = first.length > 0 ? await sniffMediaType(first) : null;
+  if (!type) {
+    part.file.resume();
+    throw new AppError(
+      415,
+      "unsupported_media_type",
+      "Only JPEG, PNG, WebP, GIF, HEIC/HEIF, MP4, MOV and WebM files are accepted.",
+    );
+  }
+
+  const relPath = originalRelPath(id, type.ext);
+  const absPath = resolveMediaPath(ctx.paths.mediaDir, relPath);
+  const tmp = tempPathFor(absPath);
+  await mkdir(dirname(absPath), { recursive: true });
+  const fh = await open(tmp, "wx");
+  let size = 0;
+  try {
+    const counter = async function* () {
+      yield first;
+      if (done) return;
+      for (let n = await iterator.next(); !n.done; n = await iterator.next()) yield n.value as Buffer;
+    };
+    await pipeline(
+      counter,
+      new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          size += chunk.length;
+          fh.write(chunk).then(() => cb(), cb);
+        },
+        writev(chunks, cb) {
+          const bufs = chunks.map((c) => c.chunk as Buffer);
+          for (const b of bufs) size += b.length;
+          fh.writev(bufs).then(() => cb(), cb);
+        },
+      }),
+    );
+    if (part.file.truncated) {
+      throw bounds.quotaBound
+        ? quotaExceeded(bounds.ceiling)
+        : new AppError(413, "payload_too_large", "The file is larger than this event allows.", {
+            limit: bounds.fileLimit,
+          });
+    }
+    await fh.sync();
+    await fh.close();
+    await publishFile(tmp, absPath);
+  } catch (err) {
+    await fh.close().catch(() => {});
+    await removeQuietly(tmp);
+    throw err;
+  }
+  return { relPath, absPath, size, type };
+}
+
+async function commitUpload(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  form: FormFields,
+  id: string,
+  stored: StoredOriginal,
+  bounds: Bounds,
+): Promise<{ replayOf?: string }> {
+  const { dialect } = ctx.database;
+  return ctx.database.writeTx(async (trx) => {
+    if (await repo.isUploadsLockedForShare(trx, dialect)) throw uploadsLocked();
+    if (form.clientKey !== null) {
+      const existing = await repo.findByClientKey(trx, user.id, form.clientKey);
+      if (existing?.deleted_by === "host") throw removedByHost();
+      if (existing) return { replayOf: existing.id };
+    }
+    const used = await repo.userUploadBytes(trx, user.id, dialect);
+    const ceiling = quotaCeiling(
+      bounds.freeBytes,
+      bounds.tolerance,
+      await repo.activeUploaders(trx, user.id),
+    );
+    if (used + stored.size > ceiling) throw quotaExceeded(ceiling);
+    await repo.insertUpload(
+      trx,
+      {
+        id,
+        user_id: user.id,
+        client_upload_id: form.clientKey,
+        caption: form.caption,
+        media_type: stored.type.media_type,
+        mime_type: stored.type.mime_type,
+        original_path: stored.relPath,
+        original_size_bytes: stored.size,
+        created_at: ctx.clock.iso(),
+      },
+      form.hashtags,
+    );
+    return {};
+  });
+}
+
+async function itemFor(ctx: GalleryContext, user: AuthedUser, id: string): Promise<FeedItem> {
+  const [item] = await loadFeedItems(ctx.database.db, [id], {
+    id: user.id,
+    mediaToken: await ctx.auth.mediaToken(user),
+  });
+  if (!item) throw new Error("upload vanished right after commit");
+  return item;
+}
