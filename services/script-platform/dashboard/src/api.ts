@@ -117,6 +117,19 @@ export function qs(params: Record<string, string | number | null | undefined>): 
   return s ? `?${s}` : "";
 }
 
+/** Every script of an app (for names and pickers); the page cap guards against a list that never ends. */
+export async function allScripts(appId: string): Promise<Script[]> {
+  const out: Script[] = [];
+  let cursor: string | null = null;
+  for (let page = 0; page < 20; page++) {
+    const r: Page<Script> = await api.get(`scripts${qs({ app_id: appId, cursor })}`);
+    out.push(...r.items);
+    cursor = r.next_cursor;
+    if (!cursor) break;
+  }
+  return out;
+}
+
 export interface LoginResult {
   token: string;
   expires_at: string;

@@ -1,6 +1,6 @@
 import { useState } from "preact/hooks";
-import { type Execution, type LogLine, qs } from "../api.js";
-import { Empty, formatTime, Loading, MoreButton, Section, usePaged } from "../ui.js";
+import { allScripts, type Execution, type LogLine, qs } from "../api.js";
+import { Empty, formatTime, Loading, MoreButton, Section, usePaged, useResource } from "../ui.js";
 
 function logText(l: LogLine): string {
   if (typeof l.message === "string") return l.message;
@@ -19,6 +19,9 @@ function errorText(e: unknown): string | null {
 
 export function ExecutionsPage({ appId }: { appId: string }) {
   const executions = usePaged<Execution>((cursor) => `apps/${appId}/executions${qs({ cursor })}`, [appId]);
+  // Names for the rows; a failure here only costs the names, so it is not shown as an error.
+  const scripts = useResource(() => allScripts(appId), [appId]);
+  const names = new Map(scripts.data?.map((s) => [s.id, s.name]));
   return (
     <Section
       title="Executions"
@@ -32,7 +35,11 @@ export function ExecutionsPage({ appId }: { appId: string }) {
       {executions.data && executions.data.length === 0 && <Empty>No executions yet.</Empty>}
       <ul class="list executions" data-testid="executions">
         {executions.data?.map((x) => (
-          <ExecutionRow key={x.id} execution={x} />
+          <ExecutionRow
+            key={x.id}
+            execution={x}
+            scriptName={x.script_id ? names.get(x.script_id) : undefined}
+          />
         ))}
       </ul>
       <MoreButton paged={executions} />
@@ -40,7 +47,13 @@ export function ExecutionsPage({ appId }: { appId: string }) {
   );
 }
 
-function ExecutionRow({ execution: x }: { execution: Execution }) {
+function ExecutionRow({
+  execution: x,
+  scriptName,
+}: {
+  execution: Execution;
+  scriptName: string | undefined;
+}) {
   const [open, setOpen] = useState(false);
   const err = errorText(x.error);
   const logs = x.logs ?? [];
@@ -48,7 +61,7 @@ function ExecutionRow({ execution: x }: { execution: Execution }) {
     <li class="execution">
       <button type="button" class="plain row-toggle" aria-expanded={open} onClick={() => setOpen(!open)}>
         <span class={`badge status-${x.status}`}>{x.status}</span>
-        <strong>{x.script_name ?? x.script_id ?? "script"}</strong>
+        <strong>{scriptName ?? x.script_name ?? x.script_id ?? "script"}</strong>
         {x.invocation_type && <span class="muted small">{x.invocation_type}</span>}
         <span class="muted small">{typeof x.duration_ms === "number" ? `${x.duration_ms} ms` : ""}</span>
         <span class="muted small">{formatTime(x.started_at ?? x.created_at)}</span>

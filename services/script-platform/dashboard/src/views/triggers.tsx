@@ -1,5 +1,5 @@
 import { useState } from "preact/hooks";
-import { api, qs, type Script, type Trigger } from "../api.js";
+import { allScripts, api, qs, type Script, type Trigger } from "../api.js";
 import {
   ConfirmButton,
   Empty,
@@ -32,21 +32,6 @@ function describeDetail(t: Trigger): string {
         `${k}: ${Array.isArray(detail[k]) ? (detail[k] as unknown[]).join(", ") || "all" : String(detail[k])}`,
     )
     .join(" · ");
-}
-
-async function allScripts(appId: string): Promise<Script[]> {
-  const out: Script[] = [];
-  let cursor: string | null = null;
-  // Scripts of one app are few; the cap only guards against a server that never ends the list.
-  for (let page = 0; page < 20; page++) {
-    const r: { items: Script[]; next_cursor: string | null } = await api.get(
-      `scripts${qs({ app_id: appId, cursor })}`,
-    );
-    out.push(...r.items);
-    cursor = r.next_cursor;
-    if (!cursor) break;
-  }
-  return out;
 }
 
 export function TriggersPage({ appId }: { appId: string }) {
