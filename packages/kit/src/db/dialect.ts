@@ -1,5 +1,9 @@
 import type { SelectQueryBuilder } from "kysely";
 
+// Any row shape: these helpers only add a locking clause.
+// biome-ignore lint/suspicious/noExplicitAny: the query builder's row types are irrelevant here
+type AnySelect = SelectQueryBuilder<any, any, any>;
+
 /**
  * Every difference between SQLite and PostgreSQL lives here (DESIGN.md "Data"). Services write
  * one query and ask this module for the parts that differ.
@@ -42,16 +46,16 @@ export class Dialect {
    * Share lock on the selected rows (PostgreSQL `FOR SHARE`). SQLite has no row locks: a write
    * transaction there is `BEGIN IMMEDIATE`, which already excludes every other writer.
    */
-  forShare<QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB {
+  forShare<QB extends AnySelect>(qb: QB): QB {
     return this.backend === "postgres" ? (qb.forShare() as QB) : qb;
   }
 
-  forUpdate<QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB {
+  forUpdate<QB extends AnySelect>(qb: QB): QB {
     return this.backend === "postgres" ? (qb.forUpdate() as QB) : qb;
   }
 
   /** Claim rows nobody else holds (PostgreSQL `FOR UPDATE SKIP LOCKED`; SQLite: the write lock). */
-  forUpdateSkipLocked<QB extends SelectQueryBuilder<any, any, any>>(qb: QB): QB {
+  forUpdateSkipLocked<QB extends AnySelect>(qb: QB): QB {
     return this.backend === "postgres" ? (qb.forUpdate().skipLocked() as QB) : qb;
   }
 
