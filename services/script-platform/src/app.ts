@@ -27,17 +27,36 @@ import type { PlatformDB } from "./db/schema.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
 import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
+import { deadLetterRoutes } from "./http/routes/dead-letters.js";
+import { emailRoutes } from "./http/routes/email.js";
+import { topicRoutes } from "./http/routes/topics.js";
+import { triggerRoutes } from "./http/routes/triggers.js";
 import { versionRoutes } from "./http/routes/version.js";
+import {
+  cronWorker,
+  deadLetterSettlerWorker,
+  realtimeWorker,
+  retentionWorker,
+  triggersProvider,
+} from "./triggers/register.js";
 
 /**
  * Registration points: one line per module. Providers fill ctx.services (before any route),
  * route modules add HTTP routes, workers run in the background (started last, stopped first).
  */
-const providers: ServiceProvider[] = [];
+const providers: ServiceProvider[] = [triggersProvider];
 
-const routeModules: RouteModule[] = [authRoutes, versionRoutes, dashboardRoutes];
+const routeModules: RouteModule[] = [
+  authRoutes,
+  versionRoutes,
+  dashboardRoutes,
+  triggerRoutes,
+  topicRoutes,
+  deadLetterRoutes,
+  emailRoutes,
+];
 
-const workers: WorkerFactory[] = [];
+const workers: WorkerFactory[] = [realtimeWorker, cronWorker, retentionWorker, deadLetterSettlerWorker];
 
 export interface AppDeps {
   logger: Logger;

@@ -1,5 +1,6 @@
 import { commonEnv, type EnvValues, envBool, envInt, envVar } from "@app/kit/config";
 import { z } from "zod";
+import { triggersEnv } from "./triggers/settings.js";
 
 const optionalText = z.string().min(1).optional();
 
@@ -70,6 +71,7 @@ export const envSpec = {
     envInt(128, 1, 100_000),
     "ceiling (and default) of sandbox.max_expr_depth, expression nesting checked at save time",
   ),
+  ...triggersEnv,
 };
 
 export type Config = EnvValues<typeof envSpec>;

@@ -118,6 +118,14 @@ export async function handlerRunFailed(
  * when it succeeds (the dispatcher deletes it); a failure is recorded before its row goes.
  */
 export async function settleHandledDeadLetters(database: Database<PlatformDB>, now: string): Promise<number> {
+  // A read first: with no handler pending (the common case) no write lock is taken.
+  const pending = await database.db
+    .selectFrom("dead_letter_handlers")
+    .select("outbox_id")
+    .where("status", "=", "pending")
+    .limit(1)
+    .executeTakeFirst();
+  if (!pending) return 0;
   return database.writeTx(async (trx) => {
     await markVanishedHandlersSucceeded(trx);
     const outcomes = await settledHandlerOutcomes(trx);
