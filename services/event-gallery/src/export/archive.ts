@@ -49,14 +49,16 @@ export async function writeArchive(opts: WriteArchiveOptions): Promise<{ path: s
       compress: entry.compress ?? false,
     };
     if ("buffer" in entry) {
-      zip.addReadStreamLazy(entry.name, { ...options, size: entry.buffer.length }, (cb) => {
+      zip.addReadStreamLazy(entry.name, options, (cb) => {
         step(index, () => Readable.from([entry.buffer])).then(
           (s) => cb(null, s),
           (err) => cb(err, undefined as never),
         );
       });
     } else {
-      zip.addReadStreamLazy(entry.name, { ...options, size: entry.size }, (cb) => {
+      // No declared size: a derivative replaced (atomically) after the listing must not break the
+      // archive, so yazl takes the size from the bytes it actually reads.
+      zip.addReadStreamLazy(entry.name, options, (cb) => {
         step(index, () => createReadStream(entry.file)).then(
           (s) => cb(null, s),
           (err) => cb(err, undefined as never),

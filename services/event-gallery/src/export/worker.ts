@@ -56,6 +56,7 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
   let debounce: TimerHandle | null = null;
   let unsubscribe: (() => void) | null = null;
   let starting: Promise<void> | null = null;
+  let rearming: Promise<void> | null = null;
 
   async function claimNext(): Promise<BuildRun | undefined> {
     return database.writeTx(async (trx) => {
@@ -137,23 +138,32 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
     debounce?.cancel();
     debounce = clock.setTimeout(() => {
       debounce = null;
-      rearmStale()
+      rearming = rearmStale()
         .then((armed) => {
           if (armed) kick();
         })
-        .catch((err) => log.error({ err }, "re-arming the keepsake failed"));
+        .catch((err) => log.error({ err }, "re-arming the keepsake failed"))
+        .finally(() => {
+          rearming = null;
+        });
     }, REBUILD_DEBOUNCE_MS);
   }
 
-  /** Delete every archive that is not a ready keepsake (superseded or withdrawn ones). */
+  /**
+   * Delete superseded and withdrawn archives. An unreferenced archive of the current epoch is left
+   * alone: another worker may have renamed it into place and not yet committed its row.
+   */
   async function pruneArchives(): Promise<void> {
     const event = await getEvent(database.db);
     const keep = new Set(
       (await listJobs(database.db)).filter((j) => isReady(event, j)).map((j) => j.file_path),
     );
     for (const name of await readdir(ctx.paths.exportsDir)) {
+      const m = /^(zip|html)-e(\d+)-.+\.zip$/.exec(name);
       const path = join(ctx.paths.exportsDir, name);
-      if (/^(zip|html)-e\d+-.+\.zip$/.test(name) && !keep.has(path)) await removeQuietly(path);
+      if (!m || keep.has(path)) continue;
+      const current = event.export_released_at !== null && Number(m[2]) === event.export_epoch;
+      if (!current) await removeQuietly(path);
     }
   }
 
@@ -192,7 +202,7 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
     kick,
     async idle() {
       await starting;
-      while (running) await running;
+      while (running || rearming) await (running ?? rearming);
     },
     pruneArchives,
   };

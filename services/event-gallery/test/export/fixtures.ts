@@ -77,6 +77,8 @@ export async function addUpload(
       height: video ? 120 : 480,
       duration_s: video ? 1 : null,
       compression_status: "done",
+      // Newer than any derivative pipeline, so the backfill leaves these fixture files alone.
+      derivatives_rev: 1_000,
       deleted_at: null,
       deleted_by: null,
       media_reclaimed_at: null,

@@ -49,7 +49,10 @@ describe("keepsake export", () => {
     g = await startGallery({
       deps: { disk: { stat: async () => ({ free_bytes: disk.free, total_bytes: 100e9 }) } },
     });
-    g.built.ctx.bus.subscribe((event, data) => published.push({ event, data }));
+    // Only what this module publishes (other workers publish their own events on the same bus).
+    g.built.ctx.bus.subscribe((event, data) => {
+      if (/^(event-|export-)/.test(event)) published.push({ event, data });
+    });
     admin = await g.adminToken();
     alice = await g.join("Alice: the/first");
     bob = await g.join("Bob");
