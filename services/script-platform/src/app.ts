@@ -29,6 +29,7 @@ import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
 import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
+import { realtimeRoutes } from "./http/routes/realtime.js";
 import { topicRoutes } from "./http/routes/topics.js";
 import { triggerRoutes } from "./http/routes/triggers.js";
 import { versionRoutes } from "./http/routes/version.js";
@@ -54,6 +55,7 @@ const routeModules: RouteModule[] = [
   topicRoutes,
   deadLetterRoutes,
   emailRoutes,
+  realtimeRoutes,
 ];
 
 const workers: WorkerFactory[] = [realtimeWorker, cronWorker, retentionWorker, deadLetterSettlerWorker];

@@ -1,0 +1,37 @@
+import { notFound, unauthorized } from "@app/kit/errors";
+import { openSse, presentedCredentials, type SseStream } from "@app/kit/http";
+import type { RouteModule } from "../../context.js";
+import { findTopic } from "../../realtime/topics.js";
+import { verifySubscriberToken } from "../../sdk/pubsub.js";
+
+/**
+ * GET /api/v1/realtime/topics/{topic}: server-sent events of the topic's publishDurable
+ * messages (`event: message`, `id: <seq>`, `data: <message JSON>`). The Host header selects the
+ * app; an unknown or internal topic is 404; an external topic needs a subscriber token as
+ * `?token=` (EventSource cannot send headers) or a bearer header, else 401.
+ */
+export const realtimeRoutes: RouteModule = (app, ctx) => {
+  app.get<{ Params: { topic: string }; Querystring: { token?: string } }>(
+    "/api/v1/realtime/topics/:topic",
+    async (req, reply) => {
+      const appId = ctx.routeTable.resolveHost(req.headers.host ?? "");
+      if (!appId) throw notFound("No app serves this host.", "app_not_found");
+      const topic = await findTopic(ctx, appId, req.params.topic);
+      if (!topic?.external) throw notFound("Unknown topic.", "topic_not_found");
+      const token =
+        typeof req.query.token === "string" ? req.query.token : presentedCredentials(req.headers)[0];
+      if (!(await verifySubscriberToken(ctx, appId, topic.name, token)))
+        throw unauthorized(
+          "A valid subscriber token for this topic is required.",
+          "invalid_subscriber_token",
+        );
+      let stream: SseStream | null = null;
+      // Subscribe before the stream opens: at the subscriber cap the answer is still a plain 503.
+      const unsubscribe = await ctx.services.realtime.subscribe(appId, topic.name, (seq, json) => {
+        stream?.send("message", json, String(seq));
+      });
+      stream = openSse(reply, { clock: ctx.clock });
+      stream.onClose(unsubscribe);
+    },
+  );
+};

@@ -1,0 +1,42 @@
+import { request } from "node:http";
+import type { FakeClock } from "@app/kit/clock";
+
+/** A raw SSE client over node:http (sets any Host header), collecting the stream's text. */
+export interface SseClient {
+  status: number;
+  text(): string;
+  /** Resolves once the stream contains `needle`, advancing the fake clock so pollers run. */
+  waitFor(needle: string, clock: FakeClock): Promise<void>;
+  close(): void;
+}
+
+export function openSseClient(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): Promise<SseClient> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path, headers }, (res) => {
+      let buf = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        buf += c;
+      });
+      res.on("error", () => {});
+      resolve({
+        status: res.statusCode ?? 0,
+        text: () => buf,
+        async waitFor(needle, clock) {
+          for (let i = 0; i < 500 && !buf.includes(needle); i++) {
+            await clock.advance(100);
+            await new Promise((r) => setTimeout(r, 5));
+          }
+          if (!buf.includes(needle)) throw new Error(`stream never contained ${needle}; got ${buf}`);
+        },
+        close: () => req.destroy(),
+      });
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
