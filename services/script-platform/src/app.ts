@@ -25,11 +25,15 @@ import { createSecretBox, loadMasterKey } from "./crypto/secret-box.js";
 import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
+import { adminRoutes } from "./http/routes/admins.js";
+import { appRoutes } from "./http/routes/apps.js";
 import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
 import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
+import { routeRoutes } from "./http/routes/routes.js";
+import { scriptRoutes } from "./http/routes/scripts.js";
 import { topicRoutes } from "./http/routes/topics.js";
 import { triggerRoutes } from "./http/routes/triggers.js";
 import { versionRoutes } from "./http/routes/version.js";
@@ -49,6 +53,10 @@ const providers: ServiceProvider[] = [triggersProvider];
 
 const routeModules: RouteModule[] = [
   authRoutes,
+  adminRoutes,
+  appRoutes,
+  scriptRoutes,
+  routeRoutes,
   versionRoutes,
   dashboardRoutes,
   triggerRoutes,

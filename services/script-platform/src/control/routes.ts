@@ -1,0 +1,158 @@
+import type { Clock } from "@app/kit/clock";
+import type { Database, Kysely } from "@app/kit/db";
+import { AppError, conflict, notFound } from "@app/kit/errors";
+import { newId } from "@app/kit/ids";
+import type { PlatformDB } from "../db/schema.js";
+import { appsRepo } from "./apps-repo.js";
+import {
+  compile,
+  conflicts,
+  type DispatchMode,
+  type HostKind,
+  parseHost,
+  parseMethod,
+  parsePath,
+  type RoutePattern,
+} from "./route-patterns.js";
+import { type RouteTable, type RouteView, toRouteView } from "./route-table.js";
+import { scriptsRepo } from "./scripts-repo.js";
+
+export interface RouteInput {
+  host_kind?: HostKind | undefined;
+  host?: string | null | undefined;
+  path: string;
+  method?: string | undefined;
+  dispatch_mode?: DispatchMode | undefined;
+}
+
+export interface RoutesDeps {
+  database: Database<PlatformDB>;
+  clock: Clock;
+  routeTable: RouteTable;
+}
+
+export const routeNotFound = () => notFound("No such route.", "route_not_found");
+
+type Db = Kysely<PlatformDB>;
+
+/** Validate a route body into its stored pattern (422 on invalid or reserved patterns). */
+export function normalizeRoute(input: RouteInput): RoutePattern & { dispatch_mode: DispatchMode } {
+  const host_kind = input.host_kind ?? "any";
+  const host = parseHost(host_kind, input.host);
+  const { path_kind, path } = parsePath(input.path);
+  return {
+    host_kind,
+    host,
+    path_kind,
+    path,
+    method: parseMethod(input.method),
+    dispatch_mode: input.dispatch_mode ?? "sync",
+  };
+}
+
+/** Routes: validation, conflicts (409 with the conflicting route), and keeping the live table current. */
+export function createRoutes(deps: RoutesDeps) {
+  const { database, clock, routeTable } = deps;
+  const scripts = scriptsRepo(database);
+  const apps = appsRepo(database);
+
+  async function findConflict(db: Db, appId: string, pattern: RoutePattern): Promise<RouteView | null> {
+    const rows = await db
+      .selectFrom("routes")
+      .selectAll()
+      .where("app_id", "=", appId)
+      .orderBy("created_at")
+      .execute();
+    const mine = compile(pattern);
+    for (const r of rows) {
+      const v = toRouteView(database, r);
+      if (conflicts(mine, compile(v))) return v;
+    }
+    return null;
+  }
+
+  const conflictError = (route: RouteView) =>
+    conflict(
+      "route_conflict",
+      `This route conflicts with route ${route.id} (${route.method} ${route.path}).`,
+      {
+        conflict: route,
+      },
+    );
+
+  return {
+    async listForScript(scriptId: string): Promise<RouteView[]> {
+      const rows = await database.db
+        .selectFrom("routes")
+        .selectAll()
+        .where("script_id", "=", scriptId)
+        .orderBy("created_at")
+        .orderBy("id")
+        .execute();
+      return rows.map((r) => toRouteView(database, r));
+    },
+
+    async byId(id: string): Promise<RouteView | null> {
+      const r = await database.db.selectFrom("routes").selectAll().where("id", "=", id).executeTakeFirst();
+      return r ? toRouteView(database, r) : null;
+    },
+
+    /** Pre-flight: the normalised route and the route it would conflict with, if any. */
+    async check(
+      appId: string,
+      input: RouteInput,
+    ): Promise<{ route: RoutePattern & { dispatch_mode: DispatchMode }; conflict: RouteView | null }> {
+      const route = normalizeRoute(input);
+      return { route, conflict: await findConflict(database.db, appId, route) };
+    },
+
+    async create(scriptId: string, input: RouteInput): Promise<RouteView> {
+      const pattern = normalizeRoute(input);
+      const view = await database.writeTx(async (trx) => {
+        const script = await scripts.byId(scriptId, trx);
+        if (!script) throw notFound("No such script.", "script_not_found");
+        if (script.kind !== "endpoint")
+          throw new AppError(
+            422,
+            "invalid_target",
+            "Routes can only point at endpoint scripts, not modules.",
+            {
+              field: "script_id",
+            },
+          );
+        // Serialise route changes per app so two concurrent creates cannot both pass the check.
+        await apps.lock(trx, script.app_id);
+        const clash = await findConflict(trx, script.app_id, pattern);
+        if (clash) throw conflictError(clash);
+        const row = {
+          id: newId(),
+          app_id: script.app_id,
+          script_id: script.id,
+          host_kind: pattern.host_kind,
+          host: pattern.host,
+          path_kind: pattern.path_kind,
+          path: pattern.path,
+          method: pattern.method,
+          dispatch_mode: pattern.dispatch_mode,
+          created_at: clock.iso(),
+        };
+        await trx.insertInto("routes").values(row).execute();
+        return toRouteView(database, row);
+      });
+      await routeTable.changed();
+      return view;
+    },
+
+    async remove(routeId: string): Promise<RouteView> {
+      const removed = await database.writeTx(async (trx) => {
+        const r = await trx.selectFrom("routes").selectAll().where("id", "=", routeId).executeTakeFirst();
+        if (!r) throw routeNotFound();
+        await trx.deleteFrom("routes").where("id", "=", routeId).execute();
+        return toRouteView(database, r);
+      });
+      await routeTable.changed();
+      return removed;
+    },
+  };
+}
+export type Routes = ReturnType<typeof createRoutes>;

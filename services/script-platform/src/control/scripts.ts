@@ -1,0 +1,320 @@
+import type { Clock } from "@app/kit/clock";
+import type { Database, Kysely } from "@app/kit/db";
+import { AppError, conflict, notFound } from "@app/kit/errors";
+import { newId } from "@app/kit/ids";
+import type { PlatformDB } from "../db/schema.js";
+import {
+  DEFAULT_TIMEOUT_S,
+  type SandboxOverrides,
+  type SandboxPolicy,
+  TIMEOUT_CEILING_S,
+} from "./sandbox-policy.js";
+import { analyzeSource, SCRIPT_NAME_RE, type ScriptKind, type SourceImport } from "./script-validation.js";
+import { type ScriptRecord, type ScriptsRepo, scriptsRepo } from "./scripts-repo.js";
+
+/** Seed: "depth limit 8" for module imports. */
+export const MAX_IMPORT_DEPTH = 8;
+
+export const scriptNotFound = () => notFound("No such script.", "script_not_found");
+
+export interface ScriptInput {
+  name?: string | undefined;
+  kind?: ScriptKind | undefined;
+  source?: string | undefined;
+  description?: string | undefined;
+  timeout_seconds?: number | undefined;
+  sandbox?: unknown;
+  memory_limit_mb?: number | null | undefined;
+}
+
+export interface ScriptView extends ScriptRecord {
+  /** Names of the module scripts this one imports (the stored dependency graph). */
+  imports: string[];
+}
+
+export interface ScriptsDeps {
+  database: Database<PlatformDB>;
+  clock: Clock;
+  sandbox: SandboxPolicy;
+  /** After a commit that removed routes (a deleted script): refresh the route table everywhere. */
+  onRoutesChanged: () => Promise<void>;
+}
+
+type Db = Kysely<PlatformDB>;
+
+function checkName(name: string): void {
+  if (!SCRIPT_NAME_RE.test(name))
+    throw new AppError(
+      422,
+      "validation_failed",
+      "name must be 1 to 100 letters, digits, _, - or . and may not start with . or -.",
+      { field: "name" },
+    );
+}
+
+function checkTimeout(t: number): void {
+  if (!Number.isInteger(t) || t < 1)
+    throw new AppError(422, "validation_failed", "timeout_seconds must be a positive integer.", {
+      field: "timeout_seconds",
+    });
+  if (t > TIMEOUT_CEILING_S)
+    throw new AppError(
+      422,
+      "above_ceiling",
+      `timeout_seconds = ${t} is above the platform ceiling of ${TIMEOUT_CEILING_S}.`,
+      { field: "timeout_seconds", value: t, ceiling: TIMEOUT_CEILING_S },
+    );
+}
+
+function importFailure(code: string, message: string, chain: string[], line?: number): AppError {
+  return new AppError(422, code, message, { field: "source", chain, ...(line ? { line } : {}) });
+}
+
+/**
+ * Resolve a script's imports against its app inside the write transaction: every name must be a
+ * module script of the same app; the graph (with this script's new edges) must stay acyclic and
+ * no chain may be longer than MAX_IMPORT_DEPTH. Errors name the chain.
+ */
+async function resolveImports(
+  repo: ScriptsRepo,
+  trx: Db,
+  self: { id: string; app_id: string; name: string },
+  imports: readonly SourceImport[],
+): Promise<{ name: string; id: string }[]> {
+  const byName = await repo.kindsByName(trx, self.app_id);
+  const resolved: { name: string; id: string }[] = [];
+  for (const imp of imports) {
+    if (imp.name === self.name)
+      throw importFailure(
+        "import_cycle",
+        `Line ${imp.line}: ${self.name} imports itself.`,
+        [self.name, self.name],
+        imp.line,
+      );
+    const target = byName.get(imp.name);
+    if (!target)
+      throw importFailure(
+        "import_not_found",
+        `Line ${imp.line}: no module script named ${JSON.stringify(imp.name)} in this app (${self.name} → ${imp.name}).`,
+        [self.name, imp.name],
+        imp.line,
+      );
+    if (target.kind !== "module")
+      throw importFailure(
+        "import_not_module",
+        `Line ${imp.line}: ${imp.name} is an endpoint script; only module scripts can be imported (${self.name} → ${imp.name}).`,
+        [self.name, imp.name],
+        imp.line,
+      );
+    resolved.push({ name: imp.name, id: target.id });
+  }
+  const names = new Map<string, string>([...byName].map(([n, v]) => [v.id, n]));
+  names.set(self.id, self.name);
+  const edges = await repo.importEdges(trx, self.app_id);
+  edges.set(
+    self.id,
+    resolved.map((r) => r.id),
+  );
+  // Longest chain downward from each node; a node on the current path again is a cycle.
+  const longest = new Map<string, string[]>();
+  const onPath: string[] = [];
+  const visit = (id: string): string[] => {
+    const known = longest.get(id);
+    if (known) return known;
+    const at = onPath.indexOf(id);
+    if (at >= 0) {
+      const chain = [...onPath.slice(at), id].map((x) => names.get(x) ?? x);
+      throw importFailure("import_cycle", `Import cycle: ${chain.join(" → ")}.`, chain);
+    }
+    onPath.push(id);
+    let best: string[] = [];
+    for (const next of edges.get(id) ?? []) {
+      const sub = visit(next);
+      if (sub.length > best.length) best = sub;
+    }
+    onPath.pop();
+    const chain = [id, ...best];
+    longest.set(id, chain);
+    return chain;
+  };
+  // Only chains through this script can have changed: its own and those of scripts reaching it.
+  for (const id of [self.id, ...edges.keys()]) {
+    const chain = visit(id);
+    if (chain.length - 1 > MAX_IMPORT_DEPTH && chain.includes(self.id)) {
+      const named = chain.map((x) => names.get(x) ?? x);
+      throw importFailure(
+        "import_too_deep",
+        `Import chain deeper than ${MAX_IMPORT_DEPTH}: ${named.join(" → ")}.`,
+        named,
+      );
+    }
+  }
+  return resolved;
+}
+
+/** Scripts: save-time validation, the dependency graph, kind and name rules. */
+export function createScripts(deps: ScriptsDeps) {
+  const { database, clock, sandbox } = deps;
+  const repo = scriptsRepo(database);
+
+  const view = async (s: ScriptRecord, db: Db = database.db): Promise<ScriptView> => ({
+    ...s,
+    imports: await repo.importsOf(s.id, db),
+  });
+
+  const duplicate = (name: string) =>
+    conflict("duplicate_name", `A script named ${name} already exists in this app.`, { field: "name" });
+
+  /** Triggers live in 0003 (no foreign key to scripts); count and delete them through here. */
+  const triggerCount = async (trx: Db, scriptId: string): Promise<number> => {
+    const r = await trx
+      .selectFrom("triggers")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("script_id", "=", scriptId)
+      .executeTakeFirst();
+    return Number(r?.n ?? 0);
+  };
+
+  return {
+    repo,
+    view,
+
+    async create(
+      appId: string,
+      input: ScriptInput & { name: string; kind: ScriptKind; source: string },
+    ): Promise<ScriptView> {
+      checkName(input.name);
+      const timeout = input.timeout_seconds ?? DEFAULT_TIMEOUT_S;
+      checkTimeout(timeout);
+      const overrides: SandboxOverrides = sandbox.validate(input.sandbox);
+      const analysis = analyzeSource(input.source, input.kind, sandbox.effective(overrides).max_expr_depth);
+      const now = clock.iso();
+      const record: ScriptRecord = {
+        id: newId(),
+        app_id: appId,
+        name: input.name,
+        kind: input.kind,
+        source: input.source,
+        description: input.description ?? "",
+        timeout_seconds: timeout,
+        sandbox: overrides,
+        memory_limit_mb: input.memory_limit_mb ?? null,
+        created_at: now,
+        updated_at: now,
+      };
+      try {
+        await database.writeTx(async (trx) => {
+          if (await repo.byName(appId, input.name, trx)) throw duplicate(input.name);
+          const imports = await resolveImports(repo, trx, record, analysis.imports);
+          await repo.insert(trx, record);
+          await repo.replaceImports(trx, record.id, appId, imports);
+        });
+      } catch (err) {
+        if (database.dialect.isUniqueViolation(err)) throw duplicate(input.name);
+        throw err;
+      }
+      return view(record);
+    },
+
+    async update(id: string, input: ScriptInput): Promise<ScriptView> {
+      const current = await repo.byId(id);
+      if (!current) throw scriptNotFound();
+      if (input.name !== undefined) checkName(input.name);
+      if (input.timeout_seconds !== undefined) checkTimeout(input.timeout_seconds);
+      const overrides = input.sandbox !== undefined ? sandbox.validate(input.sandbox) : current.sandbox;
+      const next: ScriptRecord = {
+        ...current,
+        name: input.name ?? current.name,
+        kind: input.kind ?? current.kind,
+        source: input.source ?? current.source,
+        description: input.description ?? current.description,
+        timeout_seconds: input.timeout_seconds ?? current.timeout_seconds,
+        sandbox: overrides,
+        memory_limit_mb:
+          input.memory_limit_mb === undefined ? current.memory_limit_mb : input.memory_limit_mb,
+        updated_at: clock.iso(),
+      };
+      const analysis = analyzeSource(next.source, next.kind, sandbox.effective(overrides).max_expr_depth);
+      try {
+        await database.writeTx(async (trx) => {
+          const fresh = await repo.byId(id, trx);
+          if (!fresh) throw scriptNotFound();
+          if (next.kind === "module" && fresh.kind === "endpoint") {
+            const routes = await repo.routeCount(trx, id);
+            const triggers = await triggerCount(trx, id);
+            if (routes > 0 || triggers > 0)
+              throw conflict(
+                "in_use",
+                `This endpoint has ${routes} route(s) and ${triggers} trigger(s); remove them before making it a module.`,
+                { routes, triggers },
+              );
+          }
+          if ((next.kind === "endpoint" && fresh.kind === "module") || next.name !== fresh.name) {
+            const importers = await repo.importers(trx, id);
+            if (importers.length > 0)
+              throw conflict(
+                "in_use",
+                `Scripts import this module by name (${importers.join(", ")}); its name and kind cannot change.`,
+                { importers },
+              );
+          }
+          if (next.name !== fresh.name && (await repo.byName(fresh.app_id, next.name, trx)))
+            throw duplicate(next.name);
+          const imports = await resolveImports(repo, trx, next, analysis.imports);
+          await repo.update(trx, next);
+          await repo.replaceImports(trx, id, next.app_id, imports);
+        });
+      } catch (err) {
+        if (database.dialect.isUniqueViolation(err)) throw duplicate(next.name);
+        throw err;
+      }
+      return view(next);
+    },
+
+    async remove(id: string): Promise<void> {
+      await database.writeTx(async (trx) => {
+        const s = await repo.byId(id, trx);
+        if (!s) throw scriptNotFound();
+        const importers = await repo.importers(trx, id);
+        if (importers.length > 0)
+          throw conflict(
+            "in_use",
+            `Scripts import this module (${importers.join(", ")}); change them first.`,
+            {
+              importers,
+            },
+          );
+        await trx.deleteFrom("triggers").where("script_id", "=", id).execute();
+        await repo.delete(trx, id);
+      });
+      await deps.onRoutesChanged();
+    },
+
+    /**
+     * Every module an entry script may import, transitively, by name → source (what the sandbox
+     * loads). Reads the stored graph, so it matches what was validated at save time.
+     */
+    async modulesFor(script: ScriptRecord): Promise<Map<string, string>> {
+      const out = new Map<string, string>();
+      let frontier = [script.id];
+      const seen = new Set(frontier);
+      while (frontier.length > 0) {
+        const rows = await database.db
+          .selectFrom("script_imports")
+          .innerJoin("scripts", "scripts.id", "script_imports.imported_script_id")
+          .select(["scripts.id", "scripts.name", "scripts.source"])
+          .where("script_imports.script_id", "in", frontier)
+          .execute();
+        frontier = [];
+        for (const r of rows) {
+          if (seen.has(r.id)) continue;
+          seen.add(r.id);
+          out.set(r.name, r.source);
+          frontier.push(r.id);
+        }
+      }
+      return out;
+    },
+  };
+}
+export type Scripts = ReturnType<typeof createScripts>;

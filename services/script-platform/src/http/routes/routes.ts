@@ -1,0 +1,94 @@
+import { AppError } from "@app/kit/errors";
+import { parseInput } from "@app/kit/validate";
+import { z } from "zod";
+import type { RouteModule } from "../../context.js";
+import { resolveApp } from "../../control/apps.js";
+import { appsRepo } from "../../control/apps-repo.js";
+import { normalizeHost } from "../../control/route-patterns.js";
+import { createRoutes, routeNotFound } from "../../control/routes.js";
+import { scriptNotFound } from "../../control/scripts.js";
+import { scriptsRepo } from "../../control/scripts-repo.js";
+
+const routeFields = {
+  host_kind: z.enum(["any", "strict", "wildcard"]).optional(),
+  host: z.string().max(300).nullable().optional(),
+  path: z.string().min(1).max(2048),
+  method: z.string().max(20).optional(),
+  dispatch_mode: z.enum(["sync", "async"]).optional(),
+};
+const routeBody = z.strictObject(routeFields);
+const checkBody = z.strictObject({
+  ...routeFields,
+  script_id: z.string().optional(),
+  app_id: z.string().optional(),
+});
+const matchBody = z.strictObject({ url: z.string().min(1).max(4096), method: z.string().min(1).max(20) });
+
+/** Routes of a script, route delete, and the pre-flight check / synthetic match tools. */
+export const routeRoutes: RouteModule = (app, ctx) => {
+  const routes = createRoutes({ database: ctx.database, clock: ctx.clock, routeTable: ctx.routeTable });
+  const scripts = scriptsRepo(ctx.database);
+  const apps = appsRepo(ctx.database);
+
+  const scriptOf = async (id: string) => {
+    const s = await scripts.byId(id);
+    if (!s) throw scriptNotFound();
+    return s;
+  };
+
+  app.post("/api/v1/admin/scripts/:id/routes", async (req, reply) => {
+    const s = await scriptOf((req.params as { id: string }).id);
+    await ctx.gate.requireAdmin(req, "script:write", s.app_id);
+    const body = parseInput(routeBody, req.body);
+    return reply.code(201).send(await routes.create(s.id, body));
+  });
+
+  app.get("/api/v1/admin/scripts/:id/routes", async (req) => {
+    const s = await scriptOf((req.params as { id: string }).id);
+    await ctx.gate.requireAdmin(req, "app:read", s.app_id);
+    return { items: await routes.listForScript(s.id), next_cursor: null };
+  });
+
+  app.delete("/api/v1/admin/routes/:route", async (req, reply) => {
+    const r = await routes.byId((req.params as { route: string }).route);
+    if (!r) throw routeNotFound();
+    await ctx.gate.requireAdmin(req, "script:write", r.app_id);
+    await routes.remove(r.id);
+    return reply.code(204).send();
+  });
+
+  app.post("/api/v1/admin/routes::check", async (req) => {
+    const body = parseInput(checkBody, req.body);
+    const { script_id, app_id, ...input } = body;
+    let appId: string;
+    if (script_id) appId = (await scriptOf(script_id)).app_id;
+    else if (app_id) appId = (await resolveApp(apps, app_id)).id;
+    else throw new AppError(422, "validation_failed", "Give script_id or app_id.", { field: "script_id" });
+    await ctx.gate.requireAdmin(req, "app:read", appId);
+    const result = await routes.check(appId, input);
+    return { ok: result.conflict === null, app_id: appId, route: result.route, conflict: result.conflict };
+  });
+
+  app.post("/api/v1/admin/routes::match", async (req) => {
+    await ctx.gate.requireAdmin(req);
+    const body = parseInput(matchBody, req.body);
+    let url: URL;
+    try {
+      url = new URL(body.url, "http://localhost");
+    } catch {
+      throw new AppError(422, "validation_failed", "url is not a valid URL.", { field: "url" });
+    }
+    const host = normalizeHost(url.host || "localhost");
+    const m = ctx.routeTable.match(host, body.method.toUpperCase(), url.pathname);
+    if (!m) return { matched: false };
+    await ctx.gate.requireAdmin(req, "app:read", m.app_id);
+    return {
+      matched: true,
+      app_id: m.app_id,
+      script_id: m.script_id,
+      route: m.route,
+      params: m.params,
+      rest: m.rest,
+    };
+  });
+};
