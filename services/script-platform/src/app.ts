@@ -31,6 +31,7 @@ import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
 import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
+import { filesAdminRoutes } from "./http/routes/files-admin.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
 import { routeRoutes } from "./http/routes/routes.js";
 import { scriptRoutes } from "./http/routes/scripts.js";
@@ -64,6 +65,7 @@ const routeModules: RouteModule[] = [
   deadLetterRoutes,
   emailRoutes,
   realtimeRoutes,
+  filesAdminRoutes,
 ];
 
 const workers: WorkerFactory[] = [realtimeWorker, cronWorker, retentionWorker, deadLetterSettlerWorker];

@@ -1,0 +1,129 @@
+import type { Database } from "@app/kit/db";
+import { notFound } from "@app/kit/errors";
+import type { PlatformDB } from "../db/schema.js";
+import { emitChangeEvent } from "../dispatch/change-events.js";
+import { blobStore } from "../sdk/blob-store.js";
+
+/**
+ * Admin view of an app's stored files (GET/DELETE /admin/apps/{id}/files[/{collection}/{name}]).
+ * Metadata only; a deletion removes the row (emitting the same files `delete` change event a
+ * script's files.delete would) and then the blob.
+ */
+export interface FileMeta {
+  collection: string;
+  name: string;
+  content_type: string;
+  size: number;
+  sha256: string;
+  created_at: string;
+  updated_at: string;
+}
+
+type Deps = { database: Database<PlatformDB>; filesRoot: string };
+
+const COLUMNS = [
+  "collection",
+  "name",
+  "content_type",
+  "size",
+  "sha256",
+  "path",
+  "created_at",
+  "updated_at",
+] as const;
+
+function toMeta(database: Database<PlatformDB>, r: Record<(typeof COLUMNS)[number], unknown>): FileMeta {
+  return {
+    collection: String(r.collection),
+    name: String(r.name),
+    content_type: String(r.content_type),
+    size: Number(r.size),
+    sha256: String(r.sha256),
+    created_at: database.dialect.fromTimestamp(r.created_at),
+    updated_at: database.dialect.fromTimestamp(r.updated_at),
+  };
+}
+
+/** Files of an app, by collection then name; the cursor is opaque (`collection\u0000name`, base64url). */
+export async function listFiles(
+  deps: Deps,
+  appId: string,
+  opts: { collection?: string | undefined; cursor?: string | undefined; limit: number },
+): Promise<{ items: FileMeta[]; next_cursor: string | null }> {
+  let q = deps.database.db.selectFrom("files").select(COLUMNS).where("app_id", "=", appId);
+  if (opts.collection !== undefined) q = q.where("collection", "=", opts.collection);
+  if (opts.cursor) {
+    const [c, n] = Buffer.from(opts.cursor, "base64url").toString("utf8").split("\u0000");
+    if (c !== undefined && n !== undefined)
+      q = q.where((eb) =>
+        eb.or([eb("collection", ">", c), eb.and([eb("collection", "=", c), eb("name", ">", n)])]),
+      );
+  }
+  const rows = await q
+    .orderBy("collection")
+    .orderBy("name")
+    .limit(opts.limit + 1)
+    .execute();
+  const items = rows.slice(0, opts.limit).map((r) => toMeta(deps.database, r));
+  const last = items.at(-1);
+  return {
+    items,
+    next_cursor:
+      rows.length > opts.limit && last
+        ? Buffer.from(`${last.collection}\u0000${last.name}`).toString("base64url")
+        : null,
+  };
+}
+
+export async function getFile(
+  deps: Deps,
+  appId: string,
+  collection: string,
+  name: string,
+): Promise<FileMeta> {
+  const r = await deps.database.db
+    .selectFrom("files")
+    .select(COLUMNS)
+    .where("app_id", "=", appId)
+    .where("collection", "=", collection)
+    .where("name", "=", name)
+    .executeTakeFirst();
+  if (!r) throw notFound("File not found.", "file_not_found");
+  return toMeta(deps.database, r);
+}
+
+export async function deleteFile(deps: Deps, appId: string, collection: string, name: string): Promise<void> {
+  const { database } = deps;
+  const path = await database.writeTx(async (trx) => {
+    const prev = await database.dialect
+      .forUpdate(
+        trx
+          .selectFrom("files")
+          .select(COLUMNS)
+          .where("app_id", "=", appId)
+          .where("collection", "=", collection)
+          .where("name", "=", name),
+      )
+      .executeTakeFirst();
+    if (!prev) return null;
+    await trx
+      .deleteFrom("files")
+      .where("app_id", "=", appId)
+      .where("collection", "=", collection)
+      .where("name", "=", name)
+      .execute();
+    const meta = toMeta(database, prev);
+    await emitChangeEvent(trx, {
+      appId,
+      kind: "files",
+      collection,
+      operation: "delete",
+      payload: { operation: "delete", ...meta },
+      depth: 0,
+    });
+    return String(prev.path);
+  });
+  if (path === null) throw notFound("File not found.", "file_not_found");
+  // After the commit: a blob no row points at is garbage, never damage.
+  await blobStore(deps.filesRoot).remove(path);
+}
