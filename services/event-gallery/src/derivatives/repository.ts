@@ -121,6 +121,8 @@ export async function staleRows(db: Db, rev: number, maxBoots: number, limit: nu
     .where("derivative_boots", "<", maxBoots)
     .where("original_path", "is not", null)
     .where("original_path", "!=", "")
+    // Rows tried on fewer boots first, so a stuck batch cannot starve the rest.
+    .orderBy("derivative_boots")
     .orderBy("created_at")
     .limit(limit)
     .execute();

@@ -7,6 +7,7 @@ import type { LightMyRequestResponse } from "fastify";
 import sharp from "sharp";
 import type { Settings } from "../../src/context.js";
 import { createDerivativeWorker, type DerivativeWorkerOptions } from "../../src/derivatives/worker.js";
+import type { EditableSettingsStore } from "../../src/settings/store.js";
 import { type Gallery, startGallery } from "../core/harness.js";
 
 export { type Gallery, startGallery };
@@ -106,16 +107,9 @@ export async function testMp4(): Promise<Buffer> {
   return data;
 }
 
+/** Change runtime settings the way PATCH /admin/config does. */
 export async function setSettings(g: Gallery, patch: Partial<Settings>): Promise<void> {
-  const { db, dialect } = g.built.ctx.database;
-  for (const [key, value] of Object.entries(patch))
-    await db
-      .insertInto("config")
-      .values({ key, value: dialect.json(value), updated_at: g.clock.iso() })
-      .onConflict((oc) =>
-        oc.column("key").doUpdateSet({ value: dialect.json(value), updated_at: g.clock.iso() }),
-      )
-      .execute();
+  await (g.built.ctx.settings as EditableSettingsStore).update(patch);
 }
 
 export const uploadRow = (g: Gallery, id: string) =>
