@@ -110,7 +110,10 @@ export async function markFailed(trx: Db, id: string, now: string): Promise<void
     .execute();
 }
 
-/** Rows rendered by an older pipeline that have not yet given up (≤ 3 boots). */
+/**
+ * Rows rendered by an older pipeline that have not yet given up (≤ 3 boots). Rows tried on fewer
+ * boots come first, so a stuck batch cannot starve the rest.
+ */
 export async function staleRows(db: Db, rev: number, maxBoots: number, limit: number): Promise<Job[]> {
   return db
     .selectFrom("uploads")
@@ -121,7 +124,6 @@ export async function staleRows(db: Db, rev: number, maxBoots: number, limit: nu
     .where("derivative_boots", "<", maxBoots)
     .where("original_path", "is not", null)
     .where("original_path", "!=", "")
-    // Rows tried on fewer boots first, so a stuck batch cannot starve the rest.
     .orderBy("derivative_boots")
     .orderBy("created_at")
     .limit(limit)
