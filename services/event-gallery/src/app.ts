@@ -17,20 +17,28 @@ import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
 import { createExportWorker } from "./export/worker.js";
+import { registerAdminRoutes } from "./http/routes/admin.js";
 import { registerEventRoutes } from "./http/routes/event.js";
 import { registerExportRoutes } from "./http/routes/export.js";
 import { registerFeedRoutes } from "./http/routes/feed.js";
+import { registerHostRoutes } from "./http/routes/host.js";
 import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
 import { registerMediaPathGuard, registerMediaRoutes } from "./http/routes/media.js";
+import { registerSocialRoutes } from "./http/routes/social.js";
+import { registerStreamRoutes } from "./http/routes/stream.js";
 import { registerUploadRoutes } from "./http/routes/uploads.js";
 import { registerWebApp } from "./http/routes/web.js";
 import { ensureAdmin } from "./identity/admin.js";
 import { NameRules } from "./identity/names.js";
 import { IdentityService } from "./identity/service.js";
 import { createRateLimiter } from "./limits/limiter.js";
+import { ModerationService } from "./moderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
+import { StreamHub } from "./realtime/hub.js";
+import { TicketStore } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
+import { SocialService } from "./social/service.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -39,6 +47,8 @@ export interface AppDeps {
   disk?: DiskProbe;
   /** Database pool wait before 503 (tests shorten it). */
   acquireTimeoutMs?: number;
+  /** PostgreSQL pool size (default 10). */
+  poolSize?: number;
 }
 
 export interface BuiltApp {
@@ -63,19 +73,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     url: config.DATABASE_URL,
     sqliteFile: join(dataDir, "gallery.sqlite"),
     ...(deps.acquireTimeoutMs !== undefined ? { acquireTimeoutMs: deps.acquireTimeoutMs } : {}),
+    ...(deps.poolSize !== undefined ? { poolSize: deps.poolSize } : {}),
   });
   let workers: BackgroundWorker[] = [];
   try {
     await database.migrate(migrations);
     await ensureEventRow(database.db, clock);
     const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
+    const settings = createSettingsStore(database, clock);
     const ctx: GalleryContext = {
       config,
       clock,
       logger,
       database,
       paths,
-      settings: createSettingsStore(database, clock),
+      settings,
       auth: createAuth(database, tokens, clock),
       limiter: createRateLimiter(clock),
       bus: createEventBus(logger),
@@ -84,6 +96,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
     await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
+    const hub = new StreamHub(ctx);
+    const tickets = new TicketStore(clock);
 
     const exportWorker = createExportWorker(ctx);
 
@@ -96,6 +110,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       async (api) => {
         registerIdentityRoutes(api, ctx, identity);
         registerMeRoutes(api, ctx);
+        registerSocialRoutes(api, ctx, new SocialService(ctx));
+        registerHostRoutes(api, ctx, new ModerationService(ctx));
+        registerAdminRoutes(api, ctx, settings);
+        registerStreamRoutes(api, ctx, { tickets, hub, tokens });
         registerUploadRoutes(api, ctx);
         registerMediaRoutes(api, ctx);
         registerFeedRoutes(api, ctx);
@@ -120,6 +138,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       ctx,
       startWorkers,
       close: async () => {
+        hub.close();
         for (const w of workers)
           await w.stop().catch((err) => logger.error({ err, worker: w.name }, "worker stop failed"));
         await database.close();

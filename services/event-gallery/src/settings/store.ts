@@ -41,14 +41,22 @@ export interface EditableSettingsStore extends SettingsStore {
 }
 
 /**
- * Settings over the `config` table. Reads go to the database each time (the table is tiny and
- * another process may have changed it); a stored value that no longer validates falls back to
- * the default rather than breaking the service.
+ * Settings over the `config` table, one JSON value per key. Reads go to the database each time (the table is tiny and another process
+ * may have changed it); a stored value that no longer validates falls back to the default rather
+ * than breaking the service.
  */
 export function createSettingsStore(database: Database<GalleryDB>, clock: Clock): EditableSettingsStore {
   const { db, dialect } = database;
   const decode = <K extends keyof Settings>(key: K, raw: unknown): Settings[K] => {
-    const parsed = SETTINGS_SCHEMA[key].safeParse(dialect.fromJson(raw));
+    let value: unknown;
+    try {
+      // PostgreSQL hands JSONB back parsed (a JSON string arrives as a plain string, which
+      // fromJson would parse a second time); SQLite hands back the text.
+      value = database.backend === "postgres" ? raw : dialect.fromJson(raw);
+    } catch {
+      return SETTINGS_DEFAULTS[key];
+    }
+    const parsed = SETTINGS_SCHEMA[key].safeParse(value);
     return parsed.success ? parsed.data : SETTINGS_DEFAULTS[key];
   };
   const all = async (): Promise<Settings> => {
