@@ -2,7 +2,7 @@ import type { Database, Dialect, Kysely } from "@app/kit/db";
 import { conflict, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
-import { enqueueTriggeredRun } from "../triggers/enqueue.js";
+import { announceEnqueued, enqueueTriggeredRun } from "../triggers/enqueue.js";
 import { enabledTriggersOfKind } from "../triggers/repository.js";
 import {
   type DeadLetter,
@@ -167,6 +167,7 @@ export async function replayDeadLetter(
         created_at: now,
       })
       .execute();
+    await announceEnqueued(trx, database.dialect);
     await resolveDeadLetter(trx, id, "replayed", now);
     return { ...dl, resolution: "replayed", resolved_at: now };
   });

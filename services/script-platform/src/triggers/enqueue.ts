@@ -1,6 +1,10 @@
-import type { Dialect, Kysely } from "@app/kit/db";
+import { type Dialect, type Kysely, sql } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
+import { triggerRuntime } from "./runtime-config.js";
+
+/** The dispatcher's wake-up channel (dispatch/dispatcher.ts OUTBOX_CHANNEL). */
+const OUTBOX_CHANNEL = "platform_outbox";
 
 /**
  * Writes outbox rows for triggered runs (the runtime's dispatcher drains them). Every row runs
@@ -42,5 +46,17 @@ export async function enqueueTriggeredRun(
       created_at: run.now,
     })
     .execute();
+  await announceEnqueued(trx, dialect);
   return id;
+}
+
+/**
+ * Tell dispatchers a row is waiting so it runs now rather than at their next poll. PostgreSQL:
+ * NOTIFY inside the transaction reaches every instance at commit (repeats in one transaction
+ * collapse into one). SQLite: wake this process's dispatcher; its claim transaction queues
+ * behind the writer's, so it sees the row once committed.
+ */
+export async function announceEnqueued(trx: Kysely<PlatformDB>, dialect: Dialect): Promise<void> {
+  if (dialect.backend === "postgres") await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+  else triggerRuntime().wakeDispatcher?.();
 }

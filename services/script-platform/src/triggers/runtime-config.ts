@@ -15,6 +15,8 @@ export interface TriggerRuntime {
   logger: Logger | null;
   dialect: Dialect;
   settings: TriggerSettings;
+  /** Wakes this process's outbox dispatcher (SQLite; on PostgreSQL a NOTIFY at commit does it). */
+  wakeDispatcher?: () => void;
 }
 
 let current: TriggerRuntime = {
