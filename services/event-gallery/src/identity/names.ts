@@ -36,6 +36,15 @@ export class NameRules {
     return { name, key };
   }
 
+  /**
+   * A key for counting attempts on a name, valid or not (a rate bucket must also see attempts
+   * the rules refuse). Bounded in length so a huge name cannot inflate the bucket map.
+   */
+  attemptKey(raw: unknown): string {
+    if (typeof raw !== "string") return "";
+    return nameKey(raw.slice(0, 200).normalize("NFC").trim().replace(/\s+/gu, " ")).slice(0, 100);
+  }
+
   /** inspect(), throwing 422 `invalid_name` / `reserved_name`. */
   check(raw: unknown): CheckedName {
     const r = this.inspect(raw);

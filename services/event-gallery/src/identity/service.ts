@@ -37,8 +37,8 @@ export class IdentityService {
   async join(ip: string, input: { name: unknown; client_join_id?: string | undefined }): Promise<JoinResult> {
     const { ctx } = this;
     ctx.limiter.hit(`join-ip:${ip}`, await ctx.settings.get("join_ip_rate_per_min"), MINUTE);
+    ctx.limiter.hit(`join-name:${ip}:${this.names.attemptKey(input.name)}`, JOIN_NAME_LIMIT, MINUTE);
     const { name, key } = this.names.check(input.name);
-    ctx.limiter.hit(`join-name:${ip}:${key}`, JOIN_NAME_LIMIT, MINUTE);
     const pin = newPin();
     const pinHash = await hashSecret(pin);
     const joinId = input.client_join_id;

@@ -104,6 +104,15 @@ describe("identity: join, recover, sessions", () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.json().error.code).toBe("rate_limited");
     expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    // Refused names count too.
+    const reservedIp = "192.0.2.11";
+    for (let i = 0; i < 5; i++)
+      expect((await g.call("POST", "/join", { body: { name: "Admin" }, ip: reservedIp })).statusCode).toBe(
+        422,
+      );
+    expect((await g.call("POST", "/join", { body: { name: " admin " }, ip: reservedIp })).statusCode).toBe(
+      429,
+    );
     // Another name from the same IP is a different bucket.
     expect((await g.call("POST", "/join", { body: { name: "Other One" }, ip })).statusCode).toBe(201);
     await g.clock.advance(MIN);

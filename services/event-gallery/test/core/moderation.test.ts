@@ -177,6 +177,15 @@ describe("moderation", () => {
     expect((await g.call("GET", `/upload/${up}/comments`, { token: u.token })).json().comments).toEqual([]);
     expect((await g.call("DELETE", `/host/comment/${c.id}`, { token: host.token })).statusCode).toBe(404);
 
+    // Ban and unban after release change what the keepsake shows: each bumps the epoch.
+    const e0 = await epoch(g);
+    await g.call("POST", `/host/users/${u.id}/ban`, { token: host.token });
+    expect(await epoch(g)).toBe(e0 + 1);
+    await g.call("POST", `/host/users/${u.id}/ban`, { token: host.token });
+    expect(await epoch(g)).toBe(e0 + 1);
+    await g.call("POST", `/host/users/${u.id}/unban`, { token: host.token });
+    expect(await epoch(g)).toBe(e0 + 2);
+
     const page1 = await g.call("GET", "/host/audit?limit=2", { token: host.token });
     expect(page1.statusCode).toBe(200);
     const p1 = page1.json();
@@ -184,8 +193,8 @@ describe("moderation", () => {
     expect(p1.entries[0]).toEqual({
       id: expect.any(String),
       actor: { id: host.id, display_name: "Hostess" },
-      action: "remove_comment",
-      target: { type: "comment", id: c.id },
+      action: "unban",
+      target: { type: "user", id: u.id },
       created_at: g.clock.iso(),
     });
     const all: { action: string }[] = [...p1.entries];
