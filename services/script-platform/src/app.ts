@@ -24,6 +24,7 @@ import { scriptsRepo } from "./control/scripts-repo.js";
 import { createSecretBox, loadMasterKey } from "./crypto/secret-box.js";
 import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
+import { dispatcherWorker, runtimeProvider } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
 import { adminRoutes } from "./http/routes/admins.js";
 import { appRoutes } from "./http/routes/apps.js";
@@ -31,12 +32,15 @@ import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
 import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
+import { executeRoutes } from "./http/routes/execute.js";
+import { executionRoutes } from "./http/routes/executions.js";
 import { filesAdminRoutes } from "./http/routes/files-admin.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
 import { routeRoutes } from "./http/routes/routes.js";
 import { scriptRoutes } from "./http/routes/scripts.js";
 import { topicRoutes } from "./http/routes/topics.js";
 import { triggerRoutes } from "./http/routes/triggers.js";
+import { userRoutes } from "./http/routes/user-routes.js";
 import { versionRoutes } from "./http/routes/version.js";
 import {
   cronWorker,
@@ -50,7 +54,7 @@ import {
  * Registration points: one line per module. Providers fill ctx.services (before any route),
  * route modules add HTTP routes, workers run in the background (started last, stopped first).
  */
-const providers: ServiceProvider[] = [triggersProvider];
+const providers: ServiceProvider[] = [triggersProvider, runtimeProvider];
 
 const routeModules: RouteModule[] = [
   authRoutes,
@@ -66,9 +70,18 @@ const routeModules: RouteModule[] = [
   emailRoutes,
   realtimeRoutes,
   filesAdminRoutes,
+  executeRoutes,
+  executionRoutes,
+  userRoutes,
 ];
 
-const workers: WorkerFactory[] = [realtimeWorker, cronWorker, retentionWorker, deadLetterSettlerWorker];
+const workers: WorkerFactory[] = [
+  realtimeWorker,
+  cronWorker,
+  retentionWorker,
+  deadLetterSettlerWorker,
+  dispatcherWorker,
+];
 
 export interface AppDeps {
   logger: Logger;
@@ -153,7 +166,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         resolve: (idOrSlug) => resolveApp(apps, idOrSlug),
         byId: (id) => apps.byId(id),
       },
-      scripts: { byId: (id) => scripts.byId(id), byName: (appId, name) => scripts.byName(appId, name) },
+      scripts: {
+        byId: (id) => scripts.byId(id),
+        byName: (appId, name) => scripts.byName(appId, name),
+        modulesFor: (script) => scripts.modulesFor(script),
+      },
       sandbox: createSandboxPolicy(config),
       publicBaseUrl: () => (config.PUBLIC_BASE_URL ?? listenUrl).replace(/\/$/, ""),
       services: {} as PlatformServices,

@@ -76,6 +76,8 @@ export interface ScriptLookup {
   byId(id: string): Promise<ScriptRecord | null>;
   /** By name within an app; null when unknown. */
   byName(appId: string, name: string): Promise<ScriptRecord | null>;
+  /** Every module script an entry may import, transitively: name → source (from the stored graph). */
+  modulesFor(script: { id: string }): Promise<Map<string, string>>;
 }
 
 /** One line per HTTP module in app.ts: `(app, ctx) => { app.get(...) }`. */

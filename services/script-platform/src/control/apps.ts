@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import type { Clock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { AppError, conflict, notFound } from "@app/kit/errors";
@@ -43,7 +45,26 @@ export interface AppsDeps {
   clock: Clock;
   /** Called after a commit that changes host claims (route table refresh on every node). */
   onChanged: () => Promise<void>;
+  /** PLATFORM_FILES_ROOT: a deleted app's stored file bytes live in one folder below it. */
+  filesRoot: string;
 }
+
+/**
+ * The data tables of 0002/0003 carry app_id without a foreign key; deleting an app purges them
+ * here. Executions, abandoned executions and dead letters are forensic records the retention
+ * jobs remove on their own schedule.
+ */
+const APP_DATA_TABLES = [
+  "kv_entries",
+  "docs",
+  "files",
+  "secrets",
+  "topics",
+  "app_signing_keys",
+  "outbox",
+  "triggers",
+  "realtime_messages",
+] as const;
 
 function invalidSlug(field = "slug"): AppError {
   return new AppError(422, "invalid_slug", "A slug is 2 to 63 lowercase letters, digits or -.", { field });
@@ -161,9 +182,13 @@ export function createApps(deps: AppsDeps) {
     async remove(ref: string): Promise<void> {
       const app = await resolveApp(repo, ref);
       await database.writeTx(async (trx) => {
+        for (const table of APP_DATA_TABLES)
+          await trx.deleteFrom(table).where("app_id", "=", app.id).execute();
         if (!(await repo.delete(trx, app.id))) throw appNotFound();
       });
       await deps.onChanged();
+      // After the commit: the rows that pointed at these bytes are gone. Same folder naming as the blob store.
+      await rm(join(deps.filesRoot, app.id.replace(/[^A-Za-z0-9-]/g, "_")), { recursive: true, force: true });
     },
 
     async addDomain(appId: string, rawHost: string): Promise<DomainRow> {

@@ -144,6 +144,31 @@ export function scriptsRepo(database: Database<PlatformDB>) {
         .executeTakeFirst();
       return Number(r?.n ?? 0);
     },
+    /**
+     * Every module an entry script may import, transitively, by name → source (what the sandbox
+     * loads). Reads the stored graph, so it matches what was validated at save time.
+     */
+    async modulesFor(script: { id: string }): Promise<Map<string, string>> {
+      const out = new Map<string, string>();
+      let frontier = [script.id];
+      const seen = new Set(frontier);
+      while (frontier.length > 0) {
+        const rows = await database.db
+          .selectFrom("script_imports")
+          .innerJoin("scripts", "scripts.id", "script_imports.imported_script_id")
+          .select(["scripts.id", "scripts.name", "scripts.source"])
+          .where("script_imports.script_id", "in", frontier)
+          .execute();
+        frontier = [];
+        for (const r of rows) {
+          if (seen.has(r.id)) continue;
+          seen.add(r.id);
+          out.set(r.name, r.source);
+          frontier.push(r.id);
+        }
+      }
+      return out;
+    },
   };
 }
 export type ScriptsRepo = ReturnType<typeof scriptsRepo>;

@@ -30,6 +30,7 @@ export const appRoutes: RouteModule = (app, ctx) => {
   const apps = createApps({
     database: ctx.database,
     clock: ctx.clock,
+    filesRoot: ctx.paths.filesRoot,
     onChanged: () => ctx.routeTable.changed(),
   });
   const admins = createAdmins({ database: ctx.database, clock: ctx.clock });
