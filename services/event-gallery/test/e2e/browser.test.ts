@@ -1,0 +1,204 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { systemClock } from "@app/kit/clock";
+import { loadEnv } from "@app/kit/config";
+import { createTestEnv, type TestEnv } from "@app/kit/db/testing";
+import { captureLogger } from "@app/kit/logger";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import sharp from "sharp";
+import { build } from "vite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BuiltApp, buildApp } from "../../src/app.js";
+import { envSpec } from "../../src/config.js";
+
+/**
+ * The whole app in headless Chromium against a real listening server: two guests, live feed,
+ * like + comment, host takedown and ban, release, both keepsakes downloaded, and Memories.zip's
+ * index.html opened from disk with the network off.
+ */
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ARTIFACTS = join(ROOT, ".test-artifacts");
+const PASSWORD = "e2e admin password";
+
+describe("gallery in a browser", () => {
+  let env: TestEnv;
+  let built: BuiltApp;
+  let base: string;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const work = mkdtempSync(join(tmpdir(), "gallery-e2e-"));
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    // The service serves web/dist; build it from the current sources.
+    await build({ configFile: join(ROOT, "web/vite.config.ts"), logLevel: "error" });
+    env = await createTestEnv("gallery_e2e");
+    const config = loadEnv(envSpec, {
+      DATA_DIR: env.dataDir,
+      DATABASE_URL: env.databaseUrl,
+      GALLERY_ADMIN_PASSWORD: PASSWORD,
+    });
+    built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
+    base = await built.app.listen({ port: 0, host: "127.0.0.1" });
+    browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+  });
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+    await built?.app.close();
+    await built?.close();
+    await env?.cleanup();
+  });
+
+  const newPage = async (opts: { mobile?: boolean } = {}): Promise<Page> => {
+    const ctx = await browser.newContext({
+      acceptDownloads: true,
+      locale: "en-US",
+      ...(opts.mobile ? { viewport: { width: 390, height: 800 }, hasTouch: true, isMobile: true } : {}),
+    });
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on("dialog", (d) => d.accept());
+    return page;
+  };
+  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+
+  const join_ = async (page: Page, name: string) => {
+    await page.goto(`${base}/join`);
+    await page.fill("input[name=name]", name);
+    await page.click("button[type=submit]");
+    const pin = await page.textContent("[data-testid=pin]", { timeout: 10_000 });
+    expect(pin?.trim()).toMatch(/^\d{4}$/);
+    return pin!.trim();
+  };
+
+  it("runs the guest, host and keepsake flows end to end", { timeout: 90_000 }, async () => {
+    const anna = await newPage({ mobile: true });
+    const ben = await newPage();
+    const host = await newPage();
+
+    await join_(anna, "Anna");
+    await shot(anna, "join-pin");
+    await anna.click("text=I wrote it down");
+    await join_(ben, "Ben");
+    await ben.click("text=I wrote it down");
+    await ben.waitForSelector(".dot.on", { timeout: 10_000 });
+    await anna.waitForSelector(".dot.on", { timeout: 10_000 });
+
+    // Anna uploads two real photos; Ben sees them appear live.
+    const photo = (hue: number) =>
+      sharp({ create: { width: 800, height: 600, channels: 3, background: { r: hue, g: 90, b: 200 } } })
+        .jpeg()
+        .toBuffer();
+    const keep = join(work, "lake.jpg");
+    const gone = join(work, "oops.jpg");
+    writeFileSync(keep, await photo(30));
+    writeFileSync(gone, await photo(220));
+    await anna.fill(".upload label:has-text('Caption') input", "Sunset at the lake");
+    await anna.fill("input[placeholder='#party #dance']", "#party");
+    await anna.locator("label.button input[type=file]").setInputFiles([keep]);
+    await anna.waitForSelector(".q-done", { timeout: 20_000 });
+    await anna.locator("label.button input[type=file]").setInputFiles([gone]);
+    await anna.waitForSelector(".q-done >> nth=1", { timeout: 20_000 });
+    await shot(anna, "feed-upload");
+    await ben.waitForSelector(".tile >> nth=1", { timeout: 15_000 });
+    expect(await ben.locator(".tile").count()).toBe(2);
+
+    // Ben likes and comments on the older photo (the last tile).
+    await ben.locator(".tile").last().click();
+    await ben.click(".lightbox .like");
+    await ben.waitForSelector(".lightbox .like.on");
+    await ben.fill(".lightbox input[placeholder='Write a comment…']", "Beautiful lake!");
+    await ben.click(".lightbox button[type=submit]");
+    await ben.waitForSelector(".lightbox .comments li:has-text('Beautiful lake!')");
+    await shot(ben, "lightbox");
+    await ben.keyboard.press("Escape");
+
+    // The admin signs in (token in sessionStorage only), takes down the newer photo, bans Ben.
+    await host.goto(`${base}/admin`);
+    await host.fill("input[type=password]", PASSWORD);
+    await host.click("button[type=submit]");
+    await host.waitForSelector("text=Configuration", { timeout: 10_000 });
+    expect(await host.evaluate("sessionStorage.getItem('gallery.admin')")).toBeTruthy();
+    expect(await host.evaluate("localStorage.getItem('gallery.token')")).toBeNull();
+    await shot(host, "admin");
+    await host.click("header nav >> text=Feed");
+    await host.locator(".tile").first().click();
+    await host.click("[data-testid=takedown]");
+    await anna.waitForFunction("document.querySelectorAll('.tile').length === 1", null, { timeout: 10_000 });
+    await host.click("header nav >> text=Host");
+    await host.waitForSelector("[data-testid=qr]");
+    await host.locator("tr[data-name=Ben] [data-testid=ban]").click();
+    await host.waitForSelector("tr.banned[data-name=Ben]");
+    await shot(host, "host");
+
+    // Release; the host watches both archives build.
+    await host.click("[data-testid=release]");
+    await host.waitForFunction(
+      `["zip", "html"].every((k) => document.querySelector("[data-testid=export-" + k + "]")?.textContent === "ready")`,
+      null,
+      { timeout: 30_000 },
+    );
+    await shot(host, "host-released");
+
+    // Anna downloads both keepsakes through the hidden frame.
+    await anna.waitForSelector("[data-testid=dl-zip]", { timeout: 15_000 });
+    const files: Record<string, string> = {};
+    for (const kind of ["zip", "html"]) {
+      const [download] = await Promise.all([
+        anna.waitForEvent("download"),
+        anna.click(`[data-testid=dl-${kind}]`),
+      ]);
+      const path = join(work, download.suggestedFilename());
+      await download.saveAs(path);
+      files[kind] = path;
+    }
+    expect(Object.values(files).map((p) => p.split("/").pop())).toEqual(["Gallery.zip", "Memories.zip"]);
+    const names = execFileSync("unzip", ["-Z1", files.zip!], { encoding: "utf8" }).trim().split("\n");
+    expect(names).toHaveLength(1);
+    expect(names[0]).toMatch(/^Anna\/.+\.jpg$/);
+
+    // Memories.zip opened from disk, offline.
+    const unpacked = join(work, "memories");
+    execFileSync("unzip", ["-q", files.html!, "-d", unpacked]);
+    const offline = await browser.newContext({ offline: true });
+    contexts.push(offline);
+    const viewer = await offline.newPage();
+    const requests: string[] = [];
+    viewer.on("request", (r) => {
+      if (!r.url().startsWith("file:")) requests.push(r.url());
+    });
+    await viewer.goto(pathToFileURL(join(unpacked, "index.html")).href);
+    await viewer.waitForSelector("figure");
+    expect(await viewer.locator("figure").count()).toBe(1);
+    expect(await viewer.textContent("figure figcaption")).toContain("Anna");
+    expect(await viewer.textContent("figure .caption")).toBe("Sunset at the lake");
+    expect(await viewer.textContent(".tags")).toContain("#party");
+    // Ben is banned: his comment is hidden in the keepsake too.
+    expect(await viewer.locator(".comments").count()).toBe(0);
+    const loaded = await viewer.evaluate(
+      "[...document.images].every((img) => img.complete && img.naturalWidth > 0)",
+    );
+    expect(loaded).toBe(true);
+    await viewer.click("figure .media");
+    await viewer.waitForSelector("#lb.open img");
+    await viewer.keyboard.press("Escape");
+    expect(await viewer.locator("#lb.open").count()).toBe(0);
+    expect(requests).toEqual([]);
+    await shot(viewer, "memories-offline");
+  });
+});

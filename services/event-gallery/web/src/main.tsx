@@ -1,0 +1,123 @@
+import { render } from "preact";
+import { useEffect, useState } from "preact/hooks";
+import { api, session } from "./api.js";
+import { me, navigate, refreshMe, route } from "./app-state.js";
+import { lang, setLang, t } from "./i18n.js";
+import { connected, onLive, startLive, stopLive } from "./live.js";
+import { AdminPage } from "./pages/Admin.js";
+import { FeedPage } from "./pages/Feed.js";
+import { HostPage } from "./pages/Host.js";
+import { JoinPage } from "./pages/Join.js";
+import { SlideshowPage } from "./pages/Slideshow.js";
+import { restoreQueue, resumeLocked } from "./queue.js";
+import { useStore } from "./store.js";
+import "./styles.css";
+
+function Header() {
+  const m = useStore(me);
+  const live = useStore(connected);
+  useStore(lang);
+  const role = m?.user.role;
+  const link = (path: string, label: string) => (
+    <a
+      href={path}
+      class={location.pathname === path ? "active" : ""}
+      onClick={(e) => {
+        e.preventDefault();
+        navigate(path);
+      }}
+    >
+      {label}
+    </a>
+  );
+  return (
+    <header class="top">
+      <strong class="brand">{m?.event.name ?? t("app_title")}</strong>
+      <nav>
+        {m && link("/", t("feed"))}
+        {m && link("/slideshow", t("slideshow"))}
+        {(role === "host" || role === "admin") && link("/host", t("host"))}
+        {role === "admin" && link("/admin", t("admin"))}
+      </nav>
+      <span class={`dot ${live ? "on" : ""}`} title={live ? t("live") : t("offline")} />
+      <button type="button" class="link" onClick={() => setLang(lang.value === "de" ? "en" : "de")}>
+        {t("language")}
+      </button>
+      {m && (
+        <button
+          type="button"
+          class="link"
+          onClick={async () => {
+            await api("DELETE", "/session").catch(() => {});
+            session.clear();
+            stopLive();
+            me.set(null);
+            navigate("/join");
+          }}
+        >
+          {t("logout")}
+        </button>
+      )}
+    </header>
+  );
+}
+
+function App() {
+  const path = useStore(route);
+  const m = useStore(me);
+  useStore(lang);
+  const [loaded, setLoaded] = useState(false);
+
+  useEffect(() => {
+    refreshMe()
+      .catch(() => null)
+      .finally(() => setLoaded(true));
+    return onLive((event) => {
+      if (event === "event-opened") resumeLocked();
+      if (
+        [
+          "event-opened",
+          "event-closed",
+          "export-ready",
+          "export-invalidated",
+          "user-hidden",
+          "user-unhidden",
+          "reconnected",
+        ].includes(event)
+      )
+        refreshMe().catch(() => {});
+    });
+  }, []);
+
+  useEffect(() => {
+    if (!m) return;
+    startLive();
+    restoreQueue(() => {}).catch(() => {});
+  }, [m?.user.id]);
+
+  if (!loaded) return null;
+  if (path === "/admin")
+    return (
+      <>
+        <Header />
+        <AdminPage />
+      </>
+    );
+  if (!m)
+    return (
+      <>
+        <Header />
+        <JoinPage />
+      </>
+    );
+  if (path === "/slideshow") return <SlideshowPage />;
+  return (
+    <>
+      <Header />
+      {path === "/host" ? <HostPage /> : <FeedPage />}
+    </>
+  );
+}
+
+document.documentElement.lang = lang.value;
+render(<App />, document.getElementById("app")!);
