@@ -81,6 +81,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await ensureEventRow(database.db, clock);
     const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
     const settings = createSettingsStore(database, clock);
+    const bus = await createEventBus(logger, database);
     const ctx: GalleryContext = {
       config,
       clock,
@@ -90,7 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       settings,
       auth: createAuth(database, tokens, clock),
       limiter: createRateLimiter(clock),
-      bus: createEventBus(logger),
+      bus,
       disk: deps.disk ?? createDiskProbe(dataDir),
     };
 
@@ -139,6 +140,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       startWorkers,
       close: async () => {
         hub.close();
+        await bus.close();
         for (const w of workers)
           await w.stop().catch((err) => logger.error({ err, worker: w.name }, "worker stop failed"));
         await database.close();
