@@ -4,12 +4,22 @@ import { startServer } from "@app/kit/http";
 import { createLogger } from "@app/kit/logger";
 import { buildApp } from "./app.js";
 import { envSpec } from "./config.js";
+import { ADMIN_CLI_USAGE, readPipedStdin, runAdminCli } from "./control/admin-cli.js";
 
 await runMain({
   title: "script-platform: multi-app runtime for sandboxed user scripts",
-  usage: "node services/script-platform/dist/main.js [--help]",
+  usage: "node services/script-platform/dist/main.js [--help] [admin reset-password <username>]",
+  extraHelp: `Subcommands:\n  ${ADMIN_CLI_USAGE}`,
   spec: envSpec,
-  start: async (config) => {
+  start: async (config, argv) => {
+    if (argv.length > 0) {
+      const code = await runAdminCli(config, argv, {
+        readStdin: readPipedStdin,
+        out: (l) => process.stdout.write(`${l}\n`),
+        err: (l) => process.stderr.write(`${l}\n`),
+      });
+      process.exit(code);
+    }
     const logger = createLogger({
       name: "script-platform",
       level: config.LOG_LEVEL,
