@@ -60,13 +60,17 @@ export function decodeFromGuest(
   return value;
 }
 
-/** Host value → JSON text + buffers for the guest, size-checked. */
+/**
+ * Host value → JSON text + buffers for the guest, size-checked unless `check` is false (the
+ * handler's own ctx: the request body is bounded by the route's body cap and the memory limit).
+ */
 export function encodeForGuest(
   value: unknown,
   marker: string,
   limits: SizeKnobs,
+  check = true,
 ): { json: string; blobs: Uint8Array[] } {
-  checkSize(value, limits);
+  if (check) checkSize(value, limits);
   const blobs: Uint8Array[] = [];
   const json = JSON.stringify(
     value === undefined ? null : value,

@@ -301,7 +301,7 @@ export class Engine {
         vm.callFunction(preludeFn, vm.undefined, hostCall, hostLog, keep(vm.newString(marker))),
       );
       const ns = await settle(unwrap(vm.evalCode(req.source, req.name, { type: "module" })));
-      const ctxEnc = encodeForGuest(req.ctx, marker, limits);
+      const ctxEnc = encodeForGuest(req.ctx, marker, limits, false);
       const ctxArgs = [keep(vm.newString(ctxEnc.json))];
       for (const b of ctxEnc.blobs)
         ctxArgs.push(

@@ -1,6 +1,6 @@
 import { newId } from "@app/kit/ids";
-import { emitChangeEvent } from "../dispatch/change-events.js";
 import { defineOwn, fail, isPlainObject, limit, name, options, optString } from "./args.js";
+import { type Emit, writeWithEvents } from "./events.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 interface DocRow {
@@ -39,13 +39,13 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
     created_at: d.fromTimestamp(r.created_at),
     updated_at: d.fromTimestamp(r.updated_at),
   });
-  const emit = (
-    trx: Parameters<Parameters<typeof database.writeTx>[0]>[0],
+  const event = (
+    emit: Emit,
     collection: string,
     operation: "create" | "update" | "delete",
     payload: Record<string, unknown>,
   ) =>
-    emitChangeEvent(trx, {
+    emit({
       appId: call.appId,
       kind: "docs",
       collection,
@@ -70,7 +70,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
     const id = docId(op, i);
     const given = body(op, input);
     const now = clock.iso();
-    return database.writeTx(async (trx) => {
+    return writeWithEvents(deps, async (trx, emit) => {
       const prev = await find(trx, collection, id);
       if (!prev) return null;
       const prevData = JSON.parse(prev.body) as unknown;
@@ -82,7 +82,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
         .where("collection", "=", collection)
         .where("id", "=", id)
         .execute();
-      await emit(trx, collection, "update", { id, data, prev_data: prevData });
+      await event(emit, collection, "update", { id, data, prev_data: prevData });
       return { id, data, created_at: d.fromTimestamp(prev.created_at), updated_at: now };
     });
   };
@@ -94,7 +94,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
       const o = options("docs.create", opts, ["id"] as const);
       const id = o.id === undefined || o.id === null ? newId() : docId("create", o.id);
       const now = clock.iso();
-      return database.writeTx(async (trx) => {
+      return writeWithEvents(deps, async (trx, emit) => {
         if (await find(trx, collection, id)) fail("docs.create", "a document with this id already exists");
         await trx
           .insertInto("docs")
@@ -107,7 +107,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
             updated_at: now,
           })
           .execute();
-        await emit(trx, collection, "create", { id, data, prev_data: null });
+        await event(emit, collection, "create", { id, data, prev_data: null });
         return { id, data, created_at: now, updated_at: now };
       });
     },
@@ -128,7 +128,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
     async delete(c: unknown, i: unknown) {
       const collection = coll("delete", c);
       const id = docId("delete", i);
-      return database.writeTx(async (trx) => {
+      return writeWithEvents(deps, async (trx, emit) => {
         const prev = await find(trx, collection, id);
         if (!prev) return false;
         await trx
@@ -137,7 +137,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
           .where("collection", "=", collection)
           .where("id", "=", id)
           .execute();
-        await emit(trx, collection, "delete", { id, prev_data: JSON.parse(prev.body) });
+        await event(emit, collection, "delete", { id, prev_data: JSON.parse(prev.body) });
         return true;
       });
     },

@@ -1,7 +1,7 @@
-import { emitChangeEvent } from "../dispatch/change-events.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import { fail, isPlainObject, limit, name, options, optString } from "./args.js";
 import { blobStore } from "./blob-store.js";
+import { type Emit, writeWithEvents } from "./events.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 interface FileRow {
@@ -57,13 +57,13 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       .where("app_id", "=", call.appId)
       .where("collection", "=", collection)
       .where("name", "=", n);
-  const emit = (
-    trx: typeof database.db,
+  const event = (
+    emit: Emit,
     collection: string,
     operation: "create" | "update" | "delete",
     m: Record<string, unknown>,
   ) =>
-    emitChangeEvent(trx, {
+    emit({
       appId: call.appId,
       kind: "files",
       collection,
@@ -83,7 +83,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       const path = await blobs.write(call.appId, data);
       const now = clock.iso();
       try {
-        return await database.writeTx(async (trx) => {
+        return await writeWithEvents(deps, async (trx, emit) => {
           if (await d.forUpdate(select(trx, collection, s.name)).executeTakeFirst())
             fail("files.create", "a file with this name already exists; use update");
           const row = {
@@ -100,7 +100,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
             .values({ app_id: call.appId, collection, ...row })
             .execute();
           const m = meta(collection, row);
-          await emit(trx, collection, "create", m);
+          await event(emit, collection, "create", m);
           return m;
         });
       } catch (err) {
@@ -139,7 +139,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       const now = clock.iso();
       let old: string | null = null;
       try {
-        const out = await database.writeTx(async (trx) => {
+        const out = await writeWithEvents(deps, async (trx, emit) => {
           const prev = await d.forUpdate(select(trx, collection, s.name)).executeTakeFirst();
           if (!prev) return null;
           const row = {
@@ -163,7 +163,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
             .execute();
           if (path) old = prev.path;
           const m = meta(collection, row);
-          await emit(trx, collection, "update", m);
+          await event(emit, collection, "update", m);
           return m;
         });
         if (!out && path) await blobs.remove(path);
@@ -177,7 +177,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
     async delete(c: unknown, n: unknown) {
       const collection = coll("delete", c);
       const fname = fileName("delete", n);
-      const removed = await database.writeTx(async (trx) => {
+      const removed = await writeWithEvents(deps, async (trx, emit) => {
         const prev = await d.forUpdate(select(trx, collection, fname)).executeTakeFirst();
         if (!prev) return null;
         await trx
@@ -186,7 +186,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
           .where("collection", "=", collection)
           .where("name", "=", fname)
           .execute();
-        await emit(trx, collection, "delete", meta(collection, prev));
+        await event(emit, collection, "delete", meta(collection, prev));
         return prev.path;
       });
       if (removed === null) return false;

@@ -1,5 +1,5 @@
-import { emitChangeEvent } from "../dispatch/change-events.js";
 import { limit, name, options, optString } from "./args.js";
+import { writeWithEvents } from "./events.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** kv.collection(name): JSON values by (app, collection, key); writes emit kv change events. */
@@ -30,7 +30,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
       const kk = key("set", k);
       const v = value === undefined ? null : value;
       const now = clock.iso();
-      await database.writeTx(async (trx) => {
+      await writeWithEvents(deps, async (trx, emit) => {
         await trx
           .insertInto("kv_entries")
           .values({ app_id: call.appId, collection, key: kk, value: JSON.stringify(v), updated_at: now })
@@ -40,7 +40,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
               .doUpdateSet({ value: JSON.stringify(v), updated_at: now }),
           )
           .execute();
-        await emitChangeEvent(trx, {
+        await emit({
           appId: call.appId,
           kind: "kv",
           collection,
@@ -54,7 +54,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
     async delete(c: unknown, k: unknown) {
       const collection = coll("delete", c);
       const kk = key("delete", k);
-      return database.writeTx(async (trx) => {
+      return writeWithEvents(deps, async (trx, emit) => {
         const r = await trx
           .deleteFrom("kv_entries")
           .where("app_id", "=", call.appId)
@@ -62,7 +62,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
           .where("key", "=", kk)
           .executeTakeFirst();
         if (Number(r.numDeletedRows) === 0) return false;
-        await emitChangeEvent(trx, {
+        await emit({
           appId: call.appId,
           kind: "kv",
           collection,

@@ -17,6 +17,8 @@ export interface SdkDeps {
   /** PLATFORM_SECRET_MAX_VALUE_BYTES. */
   secretMaxBytes: number;
   http: OutboundHttp;
+  /** Called after a write committed outbox rows (trigger events), to wake the dispatcher. */
+  onEnqueued?: () => void;
 }
 
 /** The calling context of one execution: isolation and permission come only from here. */

@@ -1,0 +1,249 @@
+import { type Clock, type TimerHandle, toIso } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import { newId } from "@app/kit/ids";
+import type { Logger } from "@app/kit/logger";
+import type { PlatformDB } from "../db/schema.js";
+import { executionsRepo } from "../execution/executions-repo.js";
+import type { Executor, Finished, Job } from "../execution/executor.js";
+import { type PrincipalJson, principalFromJson } from "../triggers/principal.js";
+import { onRunFailed } from "./failure-policy.js";
+import type { Inbox } from "./inbox.js";
+import {
+  decodeHttpRequest,
+  GroupCommit,
+  type HttpPayload,
+  LEASE_MS,
+  type OutboxRow,
+  outboxRepo,
+} from "./outbox.js";
+
+/** NOTIFY channel that wakes dispatchers of other processes (PostgreSQL) when rows are enqueued. */
+export const OUTBOX_CHANNEL = "platform_outbox";
+
+export interface DispatcherDeps {
+  database: Database<PlatformDB>;
+  clock: Clock;
+  logger: Logger;
+  executor: Executor;
+  inbox: Inbox;
+  instanceId: string;
+  /** PLATFORM_MAX_CONCURRENCY: scripts running at once in this process. */
+  maxConcurrency: number;
+  /** Poll interval for rows nobody announced (cron, retries coming due, other processes). */
+  pollMs?: number;
+}
+
+const CLAIM_BATCH = 32;
+
+/**
+ * The outbox dispatcher: claims due rows, runs their scripts with at most maxConcurrency at once,
+ * hands sync results to the waiting inbox, and settles each row (deleted on success or for reply
+ * rows; failed trigger/async rows go to the failure policy: retry, dead letter or drop).
+ * Wakes on its poll timer, at once when this process enqueues, and on NOTIFY from others.
+ */
+export function createDispatcher(deps: DispatcherDeps) {
+  const { database, clock, logger, executor, inbox, instanceId } = deps;
+  const d = database.dialect;
+  const repo = outboxRepo(database, clock, logger);
+  const executions = executionsRepo(database);
+  const commits = new GroupCommit(database);
+  const inflight = new Set<Promise<void>>();
+  let running = 0;
+  let stopped = true;
+  let ticking: Promise<void> | null = null;
+  let again = false;
+  let poll: TimerHandle | null = null;
+  let unsubscribe: (() => Promise<void>) | null = null;
+
+  const toJob = (row: OutboxRow): Job => {
+    const payload = (d.fromJson<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
+      event?: unknown;
+    };
+    const principal = row.principal ? principalFromJson(d.fromJson<PrincipalJson>(row.principal)) : null;
+    return {
+      // A retry is a new execution; the first attempt keeps the id announced at enqueue time.
+      executionId: row.attempts === 0 && row.execution_id ? row.execution_id : newId(),
+      appId: row.app_id,
+      scriptId: row.script_id,
+      invocationType: row.source_kind,
+      requestId: payload.request_id ?? null,
+      request: row.source_kind === "http" && payload.request ? decodeHttpRequest(payload.request) : null,
+      event: payload.event ?? null,
+      principal,
+      depth: row.depth,
+    };
+  };
+
+  const settle = (row: OutboxRow, job: Job, finished: Finished, delivered: boolean) =>
+    commits.run(async (trx) => {
+      await executions.insert(trx, finished.record);
+      const o = finished.outcome;
+      if (!o.ok && !row.reply_to && o.kind !== "script_not_found") {
+        const decision = await onRunFailed(trx, {
+          outboxId: row.id,
+          appId: row.app_id,
+          triggerId: row.trigger_id,
+          scriptId: row.script_id,
+          attempts: row.attempts + 1,
+          error: { kind: o.kind, message: o.message },
+          executionId: job.executionId,
+        });
+        if (decision === "retry") await repo.release(trx, row.id);
+        else await repo.delete(trx, row.id);
+      } else {
+        await repo.delete(trx, row.id);
+      }
+      if (row.reply_to && !delivered)
+        await repo.abandoned(trx, {
+          id: newId(),
+          app_id: row.app_id,
+          script_id: row.script_id,
+          execution_id: job.executionId,
+          reply_to: row.reply_to,
+          status: finished.record.status,
+          result: o.ok ? { value: o.value } : { error: { kind: o.kind, message: o.message } },
+        });
+    });
+
+  const runRow = async (row: OutboxRow): Promise<void> => {
+    const job = toJob(row);
+    let finished: Finished;
+    try {
+      finished = await executor.run(job);
+    } catch (err) {
+      logger.error({ err, outbox_id: row.id }, "execution failed in the host");
+      const now = clock.iso();
+      finished = {
+        outcome: { ok: false, kind: "internal_error", message: "The script could not be run." },
+        record: {
+          id: job.executionId,
+          app_id: row.app_id,
+          script_id: row.script_id,
+          invocation_type: job.invocationType,
+          status: "failed",
+          duration_ms: 0,
+          logs: [],
+          error: { kind: "internal_error", message: "The script could not be run." },
+          created_at: now,
+          finished_at: now,
+        },
+      };
+    }
+    // The waiting request gets its answer first; the row settles in the next group commit.
+    const delivered = row.reply_to ? inbox.deliver(row.reply_to, finished.outcome) : true;
+    await settle(row, job, finished, delivered);
+  };
+
+  const start = (row: OutboxRow) => {
+    const p: Promise<void> = runRow(row)
+      .catch((err) =>
+        logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
+      )
+      .finally(() => {
+        running--;
+        inflight.delete(p);
+        wake();
+      });
+    inflight.add(p);
+  };
+
+  const tick = async () => {
+    try {
+      do {
+        again = false;
+        const want = Math.min(deps.maxConcurrency - running, CLAIM_BATCH);
+        if (want <= 0 || stopped) break;
+        running += want; // reserve the slots while claiming
+        let rows: OutboxRow[] = [];
+        try {
+          rows = await database.writeTx((trx) => repo.claim(trx, instanceId, want));
+        } finally {
+          running -= want - rows.length;
+        }
+        for (const row of rows) start(row);
+        if (rows.length === want) again = true;
+      } while (again && !stopped);
+    } catch (err) {
+      logger.error({ err }, "outbox claim failed");
+    }
+  };
+
+  function wake(): void {
+    if (stopped) return;
+    if (ticking) {
+      again = true;
+      return;
+    }
+    // tick() may finish synchronously (no free slot): clear the marker only for this tick.
+    const p = tick();
+    ticking = p;
+    void p.then(() => {
+      if (ticking !== p) return;
+      ticking = null;
+      if (again) wake(); // a wake-up that arrived as the tick was finishing
+    });
+  }
+
+  /** Announce rows this process wrote: wake here now, and other processes via NOTIFY. */
+  const enqueued = (): void => {
+    wake();
+    if (database.backend === "postgres")
+      void database.notifier
+        .publish(OUTBOX_CHANNEL, "")
+        .catch((err) => logger.warn({ err }, "outbox notify failed"));
+  };
+  /** Resolves when nothing is running (tests, shutdown). */
+  const idle = async (): Promise<void> => {
+    while (inflight.size > 0 || ticking) await Promise.allSettled([...inflight, ticking]);
+  };
+
+  return {
+    name: "dispatcher",
+    wake,
+    enqueued,
+    idle,
+    /**
+     * Run a sync request's row here at once when a slot is free: it is inserted already claimed
+     * by this process (one commit, no polling delay). Otherwise it is inserted unclaimed and the
+     * next tick claims it. Returns when the row is committed.
+     */
+    async submitOwn(row: OutboxRow): Promise<void> {
+      if (!stopped && running < deps.maxConcurrency) {
+        running++;
+        const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
+        try {
+          await commits.run((trx) => repo.insert(trx, claimed));
+        } catch (err) {
+          running--;
+          throw err;
+        }
+        start(claimed);
+        return;
+      }
+      await commits.run((trx) => repo.insert(trx, row));
+      wake();
+    },
+    /** Insert a row for later (async HTTP) and wake the dispatchers. */
+    async submit(row: OutboxRow): Promise<void> {
+      await commits.run((trx) => repo.insert(trx, row));
+      enqueued();
+    },
+    get running() {
+      return running;
+    },
+    async start() {
+      stopped = false;
+      poll = clock.setInterval(wake, deps.pollMs ?? 1000);
+      if (database.backend === "postgres")
+        unsubscribe = await database.notifier.subscribe(OUTBOX_CHANNEL, wake);
+      wake();
+    },
+    async stop() {
+      stopped = true;
+      poll?.cancel();
+      await unsubscribe?.();
+      await idle();
+    },
+  };
+}
+export type Dispatcher = ReturnType<typeof createDispatcher>;

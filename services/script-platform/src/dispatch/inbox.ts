@@ -1,0 +1,38 @@
+import { newId } from "@app/kit/ids";
+import type { JobOutcome } from "../execution/executor.js";
+
+/**
+ * In-process inboxes of waiting synchronous requests. A request registers one, its outbox row
+ * carries `reply_to`, and the dispatcher hands the run's outcome back here. Bounded: at the cap
+ * register() returns null and the caller answers 503.
+ */
+export class Inbox {
+  private readonly waiting = new Map<string, (o: JobOutcome) => void>();
+
+  constructor(
+    readonly instanceId: string,
+    readonly capacity: number,
+  ) {}
+
+  get size(): number {
+    return this.waiting.size;
+  }
+
+  /** A new waiter, or null at capacity. `replyTo` goes into the outbox row. */
+  register(): { replyTo: string; result: Promise<JobOutcome>; drop(): void } | null {
+    if (this.waiting.size >= this.capacity) return null;
+    const id = newId();
+    const replyTo = `${this.instanceId}/${id}`;
+    const result = new Promise<JobOutcome>((resolve) => this.waiting.set(replyTo, resolve));
+    return { replyTo, result, drop: () => void this.waiting.delete(replyTo) };
+  }
+
+  /** Hand an outcome to its waiter; false when nobody waits any more (the result is abandoned). */
+  deliver(replyTo: string, outcome: JobOutcome): boolean {
+    const resolve = this.waiting.get(replyTo);
+    if (!resolve) return false;
+    this.waiting.delete(replyTo);
+    resolve(outcome);
+    return true;
+  }
+}

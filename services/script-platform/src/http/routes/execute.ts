@@ -1,0 +1,34 @@
+import { AppError } from "@app/kit/errors";
+import type { RouteModule } from "../../context.js";
+import { acceptRawBodies, serveScript } from "./script-requests.js";
+
+/**
+ * `/api/v1/execute/{id}`, any method: runs an endpoint script by id (the always-available route).
+ * Open like user routes; a presented admin credential is validated (401 when invalid) and becomes
+ * the principal, so the SDK then checks its scopes.
+ */
+export const executeRoutes: RouteModule = async (app, ctx) => {
+  await app.register(async (scoped) => {
+    acceptRawBodies(scoped);
+    scoped.all<{ Params: { id: string } }>("/api/v1/execute/:id", async (req, reply) => {
+      const principal = await ctx.gate.optionalAdmin(req);
+      const script = await ctx.scripts.byId(req.params.id);
+      if (!script) throw new AppError(404, "script_not_found", "The script does not exist.");
+      if (script.kind !== "endpoint")
+        throw new AppError(
+          422,
+          "not_an_endpoint",
+          "Only endpoint scripts can be executed; this is a module.",
+        );
+      return serveScript(ctx, req, reply, {
+        appId: script.app_id,
+        scriptId: script.id,
+        timeoutSeconds: script.timeout_seconds,
+        mode: "sync",
+        params: {},
+        rest: "",
+        principal,
+      });
+    });
+  });
+};

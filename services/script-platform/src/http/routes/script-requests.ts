@@ -1,0 +1,107 @@
+import { type AppError, badRequest, notFound } from "@app/kit/errors";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { PlatformContext } from "../../context.js";
+import type { Principal } from "../../control/scopes.js";
+import type { RequestView } from "../../execution/executor.js";
+import { failureError, toHttpAnswer } from "../../execution/response.js";
+
+/** Request body cap on user routes and the execute route (seed: 10 MiB). */
+export const SCRIPT_BODY_LIMIT = 10 * 1024 * 1024;
+
+/** Path prefixes that are never user routes. */
+export function isReservedPath(path: string): boolean {
+  return (
+    path === "/api" ||
+    path.startsWith("/api/") ||
+    path === "/admin" ||
+    path.startsWith("/admin/") ||
+    path === "/healthz" ||
+    path === "/version"
+  );
+}
+
+/**
+ * In the encapsulated context of script-serving routes, every body arrives as raw bytes (up to
+ * 10 MiB; beyond → 413) and is decoded here by content type: JSON → value (malformed → 400),
+ * text-like → string, anything else → Uint8Array, empty → null.
+ */
+export function acceptRawBodies(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: SCRIPT_BODY_LIMIT }, (_req, body, done) =>
+    done(null, body),
+  );
+}
+
+function decodeBody(req: FastifyRequest): unknown {
+  const raw = req.body;
+  if (!(raw instanceof Buffer) || raw.length === 0) return null;
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  if (/^application\/([\w.+-]*\+)?json\b/.test(type)) {
+    try {
+      return JSON.parse(raw.toString("utf8"));
+    } catch {
+      throw badRequest("invalid_json", "The body is not valid JSON.");
+    }
+  }
+  if (type.startsWith("text/") || type.startsWith("application/x-www-form-urlencoded") || /xml/.test(type))
+    return raw.toString("utf8");
+  return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+}
+
+const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "x-api-key", "x-auth-token"]);
+
+/** ctx.request for a script. With an admin principal, the admin's credential headers are withheld. */
+export function requestView(
+  req: FastifyRequest,
+  params: Record<string, string>,
+  rest: string,
+  principal: Principal | null,
+): RequestView {
+  const url = new URL(req.url, "http://x");
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.headers)) {
+    if (v === undefined || (principal && CREDENTIAL_HEADERS.has(k))) continue;
+    headers[k] = Array.isArray(v) ? v.join(", ") : v;
+  }
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams)
+    Object.defineProperty(query, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return { method: req.method, path: url.pathname, headers, body: decodeBody(req), params, query, rest };
+}
+
+/** Run the script for this request and answer per the result convention and the error mapping. */
+export async function serveScript(
+  ctx: PlatformContext,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  target: {
+    appId: string;
+    scriptId: string;
+    timeoutSeconds: number | null;
+    mode: "sync" | "async";
+    params: Record<string, string>;
+    rest: string;
+    principal: Principal | null;
+  },
+): Promise<FastifyReply> {
+  const result = await ctx.services.runtime.invoke({
+    appId: target.appId,
+    scriptId: target.scriptId,
+    timeoutSeconds: target.timeoutSeconds,
+    mode: target.mode,
+    request: requestView(req, target.params, target.rest, target.principal),
+    requestId: String(req.id),
+    principal: target.principal,
+  });
+  if (result.kind === "accepted")
+    return reply.code(202).send({ accepted_at: result.accepted_at, execution_id: result.execution_id });
+  reply.header("x-execution-id", result.execution_id);
+  if (!result.outcome.ok) throw failureError(result.outcome);
+  const answer = toHttpAnswer(result.outcome.value);
+  for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
+  return reply.code(answer.status).send(answer.body);
+}
+
+export function noRoute(): AppError {
+  return notFound("No route matches this request.");
+}

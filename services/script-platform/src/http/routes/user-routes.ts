@@ -1,0 +1,33 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { RouteModule } from "../../context.js";
+import { acceptRawBodies, isReservedPath, noRoute, serveScript } from "./script-requests.js";
+
+/**
+ * User routes: every non-reserved path, any method. The Host header selects the app, the app's
+ * route table selects the script (ctx.routeTable), and the route's dispatch mode decides between
+ * waiting for the result (sync) and 202 (async). Open: no principal, no capability check.
+ */
+export const userRoutes: RouteModule = async (app, ctx) => {
+  await app.register(async (scoped) => {
+    acceptRawBodies(scoped);
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+      const path = req.url.split("?")[0] ?? "/";
+      if (isReservedPath(path)) throw noRoute();
+      const m = ctx.routeTable.match(req.headers.host ?? "", req.method, path);
+      if (!m) throw noRoute();
+      const script = await ctx.scripts.byId(m.script_id);
+      if (!script || script.app_id !== m.app_id) throw noRoute();
+      return serveScript(ctx, req, reply, {
+        appId: m.app_id,
+        scriptId: m.script_id,
+        timeoutSeconds: script.timeout_seconds,
+        mode: m.route.dispatch_mode === "async" ? "async" : "sync",
+        params: m.params,
+        rest: m.rest,
+        principal: null,
+      });
+    };
+    scoped.all("/", handler);
+    scoped.all("/*", handler);
+  });
+};
