@@ -34,25 +34,32 @@ export const REALTIME_CHANNEL = "platform_realtime";
 /** NOTIFY payloads must stay under 8000 bytes; bigger messages are fetched by seq. */
 const INLINE_NOTIFY_MAX = 7000;
 
-function depthExceeded(appId: string, what: string, depth: number): boolean {
+/**
+ * A write made by a run at the maximum chain depth emits nothing; when that suppresses matching
+ * triggers it is logged once for the write (not once per trigger).
+ */
+function depthExceeded(appId: string, what: string, depth: number, suppressed: number): boolean {
   const { settings, logger } = triggerRuntime();
   if (depth < settings.maxDepth) return false;
-  logger?.warn(
-    { app_id: appId, event: what, depth, max_depth: settings.maxDepth },
-    "trigger chain depth reached; the write emits no trigger events",
-  );
+  if (suppressed > 0)
+    logger?.warn(
+      { app_id: appId, event: what, depth, max_depth: settings.maxDepth, suppressed_triggers: suppressed },
+      "trigger chain depth reached; the write emits no trigger events",
+    );
   return true;
 }
 
 export async function emitChangeEvent(trx: Kysely<PlatformDB>, event: ChangeEvent): Promise<number> {
-  if (depthExceeded(event.appId, `${event.kind}:${event.operation}`, event.depth)) return 0;
   const { dialect, clock } = triggerRuntime();
-  const candidates = await enabledTriggersOfKind(trx, dialect, event.appId, event.kind);
+  const matching = (await enabledTriggersOfKind(trx, dialect, event.appId, event.kind)).filter(
+    (t) =>
+      matchCollection(t.detail.collection_pattern ?? "", event.collection) &&
+      matchOperation(t.detail.operations ?? [], event.operation),
+  );
+  if (depthExceeded(event.appId, `${event.kind}:${event.operation}`, event.depth, matching.length)) return 0;
   const now = clock.iso();
   let written = 0;
-  for (const t of candidates) {
-    if (!matchCollection(t.detail.collection_pattern ?? "", event.collection)) continue;
-    if (!matchOperation(t.detail.operations ?? [], event.operation)) continue;
+  for (const t of matching) {
     await enqueueTriggeredRun(trx, dialect, {
       appId: event.appId,
       sourceKind: event.kind,
@@ -78,11 +85,12 @@ export async function emitPubsub(trx: Kysely<PlatformDB>, msg: PubsubMessage): P
   const { dialect, clock } = triggerRuntime();
   const now = clock.iso();
   await logForRealtime(trx, msg, now);
-  if (depthExceeded(msg.appId, `pubsub:${msg.topic}`, msg.depth)) return 0;
-  const candidates = await enabledTriggersOfKind(trx, dialect, msg.appId, "pubsub");
+  const matching = (await enabledTriggersOfKind(trx, dialect, msg.appId, "pubsub")).filter((t) =>
+    matchTopic(t.detail.topic_pattern ?? "", msg.topic),
+  );
+  if (depthExceeded(msg.appId, `pubsub:${msg.topic}`, msg.depth, matching.length)) return 0;
   let written = 0;
-  for (const t of candidates) {
-    if (!matchTopic(t.detail.topic_pattern ?? "", msg.topic)) continue;
+  for (const t of matching) {
     await enqueueTriggeredRun(trx, dialect, {
       appId: msg.appId,
       sourceKind: "pubsub",

@@ -20,6 +20,9 @@ export const triggersProvider: ServiceProvider = (ctx) => {
     logger: ctx.logger,
     dialect: ctx.database.dialect,
     settings: triggerSettings(ctx.config),
+    // The runtime's provider registers after this one; look it up when a row is enqueued.
+    wakeDispatcher: () =>
+      (ctx.services as { runtime?: { dispatcher: { wake(): void } } }).runtime?.dispatcher.wake(),
   });
   ctx.services.realtime = createRealtimeHub({ database: ctx.database, clock: ctx.clock, logger: ctx.logger });
 };

@@ -143,13 +143,17 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
     expect(await outbox()).toHaveLength(0);
   });
 
-  it("a write at the maximum depth emits nothing and logs once", async () => {
+  it("a write at the maximum depth emits nothing and logs once (only when it suppressed a trigger)", async () => {
     await trigger("kv", { collection_pattern: "*" });
     await trigger("kv", { collection_pattern: "c" });
     const before = cap.lines.length;
     const ev = { appId: APP, kind: "kv" as const, collection: "c", operation: "set" as const, payload: {} };
     expect(await database.writeTx((trx) => emitChangeEvent(trx, { ...ev, depth: 2 }))).toBe(2);
     expect(await database.writeTx((trx) => emitChangeEvent(trx, { ...ev, depth: 3 }))).toBe(0);
+    // A write at the limit that matches no trigger suppresses nothing and says nothing.
+    expect(await database.writeTx((trx) => emitChangeEvent(trx, { ...ev, appId: OTHER_APP, depth: 3 }))).toBe(
+      0,
+    );
     const warnings = cap.lines.slice(before).filter((l) => l.includes("trigger chain depth"));
     expect(warnings).toHaveLength(1);
     expect((await outbox()).map((r) => r.depth)).toEqual([3, 3]);
