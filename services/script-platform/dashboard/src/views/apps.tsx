@@ -60,8 +60,10 @@ export function AppsPage() {
 }
 
 interface SlugCheck {
-  available?: boolean;
-  [k: string]: unknown;
+  slug: string;
+  available: boolean;
+  reason?: string;
+  force_allowed?: boolean;
 }
 
 export function AppSettings({ appId }: { appId: string }) {
@@ -157,15 +159,20 @@ function Rename({ app, onSaved }: { app: App; onSaved: () => void }) {
   );
 }
 
-/** The slug:check answer is shown as the server words it, with a plain fallback. */
+const SLUG_REASONS: Record<string, string> = {
+  free: "The slug is free.",
+  current: "This is the app's current slug.",
+  own_history: "The slug is free: it is one of this app's former slugs.",
+  taken: "Another app uses this slug.",
+  in_history: "Another app used this slug and it still redirects there; tick force to take it over.",
+  invalid: "Not a valid slug: lowercase letters, digits and -, 2 to 63 characters.",
+};
+
+/** The slug:check answer `{slug, available, reason}` in words. */
 function describeSlugCheck(r: SlugCheck): string {
-  if (typeof r.message === "string") return r.message;
-  if (r.available === true) return "The slug is available.";
-  if (r.available === false) {
-    const why = typeof r.reason === "string" ? ` (${r.reason})` : "";
-    return `The slug is not available${why}.`;
-  }
-  return JSON.stringify(r);
+  const known = typeof r.reason === "string" ? SLUG_REASONS[r.reason] : undefined;
+  if (known) return known;
+  return r.available ? "The slug is available." : "The slug is not available.";
 }
 
 function DeleteApp({ app, onDeleted }: { app: App; onDeleted: () => void }) {

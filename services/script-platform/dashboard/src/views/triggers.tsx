@@ -21,7 +21,15 @@ const OPERATIONS: Record<string, string[]> = {
   docs: ["create", "update", "delete"],
   files: ["create", "update", "delete"],
 };
-const DETAIL_KEYS = ["collection", "operations", "topic", "schedule", "timezone"];
+const DETAIL_KEYS = [
+  "collection",
+  "operations",
+  "topic",
+  "schedule",
+  "timezone",
+  "next_due_at",
+  "has_inbound_secret",
+];
 
 /** One line naming what a trigger listens to, from its flattened or nested detail. */
 function describeDetail(t: Trigger): string {

@@ -1,0 +1,198 @@
+import { mkdir, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadEnv } from "@app/kit/config";
+import { createTestEnv } from "@app/kit/db/testing";
+import { captureLogger } from "@app/kit/logger";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BuiltApp, buildApp } from "../src/app.js";
+import { envSpec } from "../src/config.js";
+
+const DASHBOARD = fileURLToPath(new URL("../dashboard/", import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL("../.test-artifacts/dashboard/", import.meta.url));
+const ADMIN = { username: "root-admin", password: "correct horse battery staple" };
+
+/** Newest modification time under a folder (the dashboard sources). */
+async function newestMtime(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * `npm ci` builds the dashboard (root prepare → workspace build); build it here too when dist is
+ * missing or older than the sources, so the test never exercises a stale bundle.
+ */
+async function ensureDashboardBuilt(): Promise<void> {
+  const built = await stat(join(DASHBOARD, "dist", "index.html")).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
+  if (built > (await newestMtime(join(DASHBOARD, "src")))) return;
+  const { build } = await import("vite");
+  await build({ root: DASHBOARD, configFile: join(DASHBOARD, "vite.config.ts"), logLevel: "warn" });
+}
+
+/** Replace the editor's whole text the way a user would (select all, type). */
+async function setSource(page: Page, source: string): Promise<void> {
+  await page.locator(".cm-content").click();
+  await page.keyboard.press("Control+A");
+  await page.keyboard.press("Delete");
+  await page.keyboard.insertText(source);
+}
+
+const BROKEN = `export default async function (ctx) {
+  log.info("hello from", ctx.request.path);
+  const greeting = ;
+  return { statusCode: 200, body: { greeting } };
+}
+`;
+const FIXED = `export default async function (ctx) {
+  log.info("hello from", ctx.request.path);
+  const greeting = "hello " + ctx.request.params.name;
+  return { statusCode: 200, body: { greeting } };
+}
+`;
+
+describe("admin dashboard in headless Chromium against the real platform", () => {
+  let built: BuiltApp;
+  let cleanup: () => Promise<void>;
+  let browser: Browser;
+  let origin: string;
+
+  beforeAll(async () => {
+    const env = await createTestEnv("script_platform");
+    cleanup = env.cleanup;
+    await Promise.all([ensureDashboardBuilt(), mkdir(ARTIFACTS, { recursive: true })]);
+    const config = loadEnv(envSpec, {
+      DATA_DIR: env.dataDir,
+      DATABASE_URL: env.databaseUrl,
+      PLATFORM_ADMIN_USERNAME: ADMIN.username,
+      PLATFORM_ADMIN_PASSWORD: ADMIN.password,
+    });
+    built = await buildApp(config, { logger: captureLogger().logger });
+    await built.app.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = built.app.server.address() as { port: number };
+    // Chromium resolves *.localhost to loopback: the app claims this host, so the page's own
+    // origin selects the app for user routes and the match tester.
+    origin = `http://demo.localhost:${port}`;
+    browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+      ],
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await built?.app.close();
+    await built?.close();
+    await cleanup?.();
+  });
+
+  it("logs in, creates an app and a script, shows a save error at its line, routes and runs it", async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    page.setDefaultTimeout(10_000);
+    const pageErrors: string[] = [];
+    page.on("pageerror", (e) => pageErrors.push(e.message));
+    const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+    // Login: a wrong password shows the server's message; the right one opens the dashboard.
+    await page.goto(`${origin}/admin/`);
+    await page.fill('input[name="username"]', ADMIN.username);
+    await page.fill('input[name="password"]', "wrong password");
+    await page.click('button[type="submit"]');
+    await page.locator(".error").waitFor();
+    await shot("01-login-error");
+    await page.fill('input[name="password"]', ADMIN.password);
+    await page.click('button[type="submit"]');
+    await page.getByRole("button", { name: "Log out" }).waitFor();
+    const cookies = await page.context().cookies();
+    const session = cookies.find((c) => c.name === "platform_session");
+    expect(session?.httpOnly).toBe(true);
+
+    // Create an app, then claim the host this page is served from.
+    await page.fill('input[name="slug"]', "demo");
+    await page.getByRole("button", { name: "Create app" }).click();
+    await page.waitForURL(/\/admin\/apps\/[^/]+$/);
+    const appId = /\/admin\/apps\/([^/]+)$/.exec(page.url())![1]!;
+    await page.fill('input[name="host"]', "demo.localhost");
+    await page.getByRole("button", { name: "Add domain" }).click();
+    await page.locator("ul.list code", { hasText: "demo.localhost" }).waitFor();
+    await shot("02-app-settings");
+
+    // A script with a syntax error on line 3: the message and a diagnostic on that line.
+    await page.getByRole("link", { name: "Scripts" }).click();
+    await page.getByRole("link", { name: "New script" }).click();
+    await page.fill('input[name="name"]', "hello");
+    await setSource(page, BROKEN);
+    await page.getByRole("button", { name: "Create script" }).click();
+    const problems = page.getByTestId("source-problems");
+    await problems.waitFor();
+    expect(await problems.textContent()).toMatch(/^Line 3\b/);
+    await page.locator(".cm-lintRange-error").first().waitFor();
+    // (Browser-side code as strings: this project's TypeScript has no DOM types.)
+    const markedLine = await page.evaluate(`(() => {
+      const mark = document.querySelector(".cm-lintRange-error").closest(".cm-line");
+      return [...document.querySelectorAll(".cm-content .cm-line")].indexOf(mark) + 1;
+    })()`);
+    expect(markedLine).toBe(3);
+    expect(await page.locator(".cm-gutter-lint .cm-lint-marker-error").count()).toBe(1);
+    expect(page.url()).toMatch(/\/scripts\/new$/);
+    await shot("03-script-error-at-line");
+
+    // Fix and save: the page moves to the saved script and the diagnostics go away.
+    await setSource(page, FIXED);
+    await page.getByRole("button", { name: "Create script" }).click();
+    await page.waitForURL(new RegExp(`/admin/apps/${appId}/scripts/[0-9a-f-]{36}$`));
+    await page.getByRole("heading", { name: "Script hello" }).waitFor();
+    expect(await page.locator(".cm-lintRange-error").count()).toBe(0);
+
+    // Add a route and ask the match tester about a URL on this host.
+    await page.fill('input[name="path"]', "/greet/:name");
+    await page.getByRole("button", { name: "Add route" }).click();
+    await page.getByTestId("routes").locator("code", { hasText: "GET /greet/:name" }).waitFor();
+    await page.fill('input[name="url"]', `${origin}/greet/ada`);
+    await page.getByRole("button", { name: "Test" }).click();
+    const matchResult = page.getByTestId("match-result");
+    await matchResult.locator(".ok").waitFor();
+    expect(await matchResult.textContent()).toContain('{"name":"ada"}');
+    await shot("04-route-and-match");
+
+    // Call the route from the page, then find the execution and its logs.
+    const called = await page.evaluate(async () => {
+      const res = await fetch("/greet/ada");
+      return { status: res.status, body: await res.json() };
+    });
+    expect(called).toEqual({ status: 200, body: { greeting: "hello ada" } });
+    await page.getByRole("link", { name: "Executions" }).click();
+    const row = page.getByTestId("executions").locator("li.execution").first();
+    await row.waitFor();
+    await row.locator("button").click();
+    await row.locator(".logs li", { hasText: "hello from /greet/ada" }).waitFor();
+    await shot("05-execution-logs");
+
+    // The same page is usable on a phone-sized screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot("06-mobile-executions");
+    const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
+    expect(overflow as number).toBeLessThanOrEqual(0);
+
+    // Logout ends the session: the login form is back and the API refuses the old cookie.
+    await page.getByRole("button", { name: "Log out" }).click();
+    await page.locator('input[name="password"]').waitFor();
+    const me = await page.evaluate(async () => (await fetch("/api/v1/admin/me")).status);
+    expect(me).toBe(401);
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
+});
