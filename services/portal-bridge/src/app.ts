@@ -1,27 +1,189 @@
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
-import { createHttpApp, registerHealth } from "@app/kit/http";
+import { createHttpApp, registerHealth, safeEqual } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
-import type { FastifyInstance } from "fastify";
-import type { Config } from "./config.js";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { type Config, checkConfig, stateDirOf, timetableConfigured, timetableOrigin } from "./config.js";
+import { registerFilesRoute } from "./http/files-route.js";
+import { defaultAllowedHosts, Guard } from "./http/guard.js";
+import { registerTokenRoutes } from "./http/token-routes.js";
+import { KeepAlive } from "./keepalive/keepalive.js";
+import { mcpHandler } from "./mcp/route.js";
+import { createMcpServer } from "./mcp/server.js";
+import { SessionStore } from "./mcp/sessions.js";
+import { TimetableService } from "./mcp/timetable-service.js";
+import type { ToolContext } from "./mcp/tools.js";
+import { cleanPaste } from "./token/jwt.js";
+import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manager.js";
+import { TokenStore } from "./token/store.js";
+import { type FetchFn, PortalClient } from "./upstream/portal.js";
+import { TimetableClient } from "./upstream/timetable.js";
 
 export interface AppDeps {
   logger: Logger;
   clock?: Clock;
+  /** Outbound fetch for the portal and the timetable service (tests may wrap it). */
+  fetch?: FetchFn;
 }
 
 export interface BuiltApp {
   app: FastifyInstance;
-  /** Stops background work and closes the database; call after app.close(). */
+  tokens: TokenManager;
+  keepalive: KeepAlive;
+  sessions: SessionStore;
+  /** Stops background work (keep-alive, sessions); call after app.close(). */
   close(): Promise<void>;
 }
 
+const MCP_METHODS = ["GET", "POST", "DELETE"] as const;
+
 /** Build the portal-bridge app from a config object (tests build it in-process). */
 export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp> {
+  checkConfig(config);
   const clock = deps.clock ?? systemClock;
-  void clock;
-  void config;
-  const app = createHttpApp({ logger: deps.logger });
+  const logger = deps.logger;
+
+  if (!config.MCP_AUTH_TOKEN)
+    logger.warn(
+      "!!! MCP_AUTH_TOKEN is not set: /mcp, /api and /token are served WITHOUT authentication. Acceptable on localhost only; set MCP_AUTH_TOKEN (32 random bytes as hex) before exposing the bridge. !!!",
+    );
+  else if (config.MCP_AUTH_TOKEN.length < 32)
+    logger.warn("MCP_AUTH_TOKEN is shorter than 32 characters; generate 32 random bytes as hex");
+  if (!config.PORTAL_BASE_URL)
+    logger.warn("PORTAL_BASE_URL is not set: the bridge starts, but portal tools answer 'not configured'");
+  if (config.MCP_ALLOWED_HOSTS.length === 0 && ["0.0.0.0", "::"].includes(config.HOST))
+    logger.warn(
+      "listening on all interfaces: set MCP_ALLOWED_HOSTS to the public host name, or requests get 403",
+    );
+
+  const store = new TokenStore(stateDirOf(config));
+  const saved = await store.load();
+  const envToken = config.PORTAL_JWT_COOKIE ? cleanPaste(config.PORTAL_JWT_COOKIE) : undefined;
+  const initial = chooseStartupToken(envToken, saved?.token);
+  if (envToken && !isReadableToken(envToken)) logger.warn("PORTAL_JWT_COOKIE is not a readable JWT; ignored");
+
+  let keepalive: KeepAlive | null = null;
+  let tokens: TokenManager | null = null;
+  const portal = new PortalClient({
+    baseUrl: config.PORTAL_BASE_URL,
+    timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    clock,
+    currentToken: () => tokens?.token ?? null,
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    onAuthFailure: (token, err) => keepalive?.reportRejected(token, err),
+  });
+  tokens = new TokenManager(initial, { clock, portal: () => portal, store, logger });
+  const tk = tokens;
+  keepalive = new KeepAlive({
+    clock,
+    logger,
+    portal,
+    intervalMs: config.KEEPALIVE_INTERVAL_MS,
+    currentToken: () => tk.token,
+  });
+  const ka = keepalive;
+  tokens.onReplaced(() => ka.restart());
+
+  const timetable = timetableConfigured(config)
+    ? new TimetableService(
+        new TimetableClient({
+          origin: timetableOrigin(config.TIMETABLE_SERVER as string),
+          school: config.TIMETABLE_SCHOOL as string,
+          user: config.TIMETABLE_USER as string,
+          secret: config.TIMETABLE_SECRET as string,
+          clientVersion: config.TIMETABLE_CLIENT_VERSION,
+          timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          clock,
+          ...(deps.fetch ? { fetch: deps.fetch } : {}),
+        }),
+        clock,
+      )
+    : null;
+
+  const ctx: ToolContext = { portal, tokens, keepalive, timetable, clock, logger };
+  const makeServer = () => createMcpServer(ctx);
+  const sessions = new SessionStore({
+    clock,
+    logger,
+    maxSessions: config.MCP_MAX_SESSIONS,
+    idleMs: config.MCP_SESSION_IDLE_MS,
+    makeServer,
+  });
+
+  const guard = new Guard({
+    authToken: config.MCP_AUTH_TOKEN,
+    connectorToken: config.MCP_CONNECTOR_TOKEN,
+    allowedHosts:
+      config.MCP_ALLOWED_HOSTS.length > 0 ? config.MCP_ALLOWED_HOSTS : defaultAllowedHosts(config.HOST),
+    allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+  });
+
+  // The bridge never logs request paths: its path can be a secret.
+  const app = createHttpApp({ logger, logPaths: false });
   registerHealth(app);
-  return { app, close: async () => {} };
+  // Open MCP streams would hold app.close() until the drain deadline; end them first.
+  app.addHook("preClose", async () => sessions.closeAll());
+  app.addHook("onRequest", async (req) => {
+    if (req.routeOptions.url === "/healthz") return;
+    guard.checkHostAndOrigin(req);
+  });
+
+  const handle = mcpHandler({ sessions, makeServer, logger });
+  app.route({
+    method: [...MCP_METHODS],
+    url: "/mcp",
+    onRequest: async (req: FastifyRequest) => guard.authenticate(req, "mcp"),
+    handler: handle,
+  });
+  const pathSecret = config.MCP_PATH_SECRET;
+  if (pathSecret) {
+    app.route({
+      method: [...MCP_METHODS],
+      url: "/:pathSecret/mcp",
+      // A wrong segment gets exactly the 404 of any unknown path.
+      onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
+        const segment = (req.params as { pathSecret?: string }).pathSecret ?? "";
+        if (!safeEqual(segment, pathSecret)) return reply.callNotFound();
+      },
+      handler: handle,
+    });
+  }
+  registerTokenRoutes(app, { guard, tokens, keepalive });
+  registerFilesRoute(app, { guard, portal });
+
+  // Learn the instance's idle timeout (unauthenticated); the default 7200 s stands otherwise.
+  if (portal.configured)
+    void portal
+      .getPublicJson<{ JWT_TIMEOUT_SECONDS?: unknown }>("/api/v3/config/public")
+      .then((c) => {
+        if (typeof c?.JWT_TIMEOUT_SECONDS === "number") ka.idleTimeoutS = c.JWT_TIMEOUT_SECONDS;
+      })
+      .catch(() => undefined);
+
+  keepalive.start();
+  const t = tokens.status();
+  logger.info(
+    {
+      auth: config.MCP_AUTH_TOKEN ? "on" : "OFF",
+      connector_token: config.MCP_CONNECTOR_TOKEN ? "on" : "off",
+      path_secret: pathSecret ? "on" : "off",
+      portal: config.PORTAL_BASE_URL ? "configured" : "not configured",
+      timetable: timetable ? "configured" : "not configured",
+      token_source: t.source,
+      token_expires_at: t.expires_at,
+      keepalive: keepalive.status().state,
+    },
+    `portal-bridge ready: auth ${config.MCP_AUTH_TOKEN ? "on" : "OFF"}; token ${t.present ? `from ${t.source}, expires ${t.expires_at}` : "none (paste one at /token)"}; keep-alive ${keepalive.status().state}`,
+  );
+
+  return {
+    app,
+    tokens,
+    keepalive,
+    sessions,
+    close: async () => {
+      ka.shutdown();
+      await sessions.closeAll();
+    },
+  };
 }

@@ -1,0 +1,63 @@
+import { Readable } from "node:stream";
+import type { ReadableStream as NodeReadableStream } from "node:stream/web";
+import { AppError } from "@app/kit/errors";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { PortalClient } from "../upstream/portal.js";
+import { portalErrorToHttp } from "./errors.js";
+import type { Guard } from "./guard.js";
+
+/** Headers of the portal's file answer that the mirror passes on (no cookies, no server ids). */
+const PASS_HEADERS = [
+  "content-type",
+  "content-length",
+  "content-range",
+  "accept-ranges",
+  "content-disposition",
+  "etag",
+  "last-modified",
+];
+
+/**
+ * The file-mirror stream: GET /api/files/{fileRecordId}/{fileName} pipes the portal's download
+ * through the bridge. Nothing is stored; a client that goes away cancels the upstream read.
+ */
+export function registerFilesRoute(app: FastifyInstance, deps: { guard: Guard; portal: PortalClient }): void {
+  app.get<{ Params: { fileRecordId: string; fileName: string } }>(
+    "/api/files/:fileRecordId/:fileName",
+    { onRequest: async (req: FastifyRequest) => deps.guard.authenticate(req, "api") },
+    async (req, reply) => {
+      const { fileRecordId, fileName } = req.params;
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(fileRecordId)) throw new AppError(404, "not_found", "Not found.");
+      if (
+        fileName === "" ||
+        fileName.length > 255 ||
+        /[/\\\u0000-\u001f]/.test(fileName) ||
+        fileName === ".." ||
+        fileName === "."
+      )
+        throw new AppError(404, "not_found", "Not found.");
+      const range = req.headers.range;
+      let upstream: Awaited<ReturnType<PortalClient["getStream"]>>;
+      try {
+        upstream = await deps.portal.getStream(
+          `/api/v3/file/download/${fileRecordId}/${encodeURIComponent(fileName)}`,
+          typeof range === "string" ? { range } : {},
+        );
+      } catch (err) {
+        throw portalErrorToHttp(err);
+      }
+      reply.code(upstream.status);
+      for (const h of PASS_HEADERS) {
+        const v = upstream.headers.get(h);
+        if (v !== null) reply.header(h, v);
+      }
+      reply.header("cache-control", "private, no-store");
+      if (!upstream.body) return reply.send();
+      const stream = Readable.fromWeb(upstream.body as unknown as NodeReadableStream<Uint8Array>);
+      reply.raw.once("close", () => {
+        if (!stream.destroyed) stream.destroy();
+      });
+      return reply.send(stream);
+    },
+  );
+}

@@ -1,0 +1,97 @@
+import { AppError, forbidden } from "@app/kit/errors";
+import { matchSecret, presentedCredentials } from "@app/kit/http";
+import type { FastifyRequest } from "fastify";
+
+/**
+ * Access rules for the bridge's own endpoints (seed "Toward the bridge's own endpoints"):
+ * MCP_AUTH_TOKEN opens /mcp and /api, MCP_CONNECTOR_TOKEN opens /mcp only, in any of the four
+ * header forms; every accepted secret is compared in full, in constant time.
+ */
+export type Scope = "mcp" | "api";
+
+export interface GuardOptions {
+  authToken: string | undefined;
+  connectorToken: string | undefined;
+  allowedHosts: string[];
+  allowedOrigins: string[];
+}
+
+/** One body for every failed credential, whichever header form was tried. */
+export const unauthorizedError = () =>
+  new AppError(
+    401,
+    "unauthorized",
+    "A valid shared secret is required (Authorization: Bearer, X-Api-Key or X-Auth-Token).",
+    {},
+    { "www-authenticate": 'Bearer realm="portal-bridge"' },
+  );
+
+export class Guard {
+  private readonly hosts: Set<string>;
+  private readonly origins: Set<string>;
+
+  constructor(private readonly opts: GuardOptions) {
+    this.hosts = new Set(opts.allowedHosts.map((h) => h.toLowerCase()));
+    this.origins = new Set(opts.allowedOrigins.map((o) => o.toLowerCase().replace(/\/+$/, "")));
+  }
+
+  /** True when /mcp would be open to anyone (no secret configured for it). */
+  get mcpOpen(): boolean {
+    return !this.opts.authToken && !this.opts.connectorToken;
+  }
+
+  get apiOpen(): boolean {
+    return !this.opts.authToken;
+  }
+
+  /** DNS-rebinding protection: the Host must be allowed; an Origin must be allowed or same-origin. */
+  checkHostAndOrigin(req: FastifyRequest): void {
+    const host = (req.headers.host ?? "").toLowerCase();
+    if (!this.hostAllowed(host)) throw forbidden("This Host is not allowed.", "host_not_allowed");
+    const origin = req.headers.origin;
+    if (origin === undefined) return;
+    const o = origin.toLowerCase().replace(/\/+$/, "");
+    if (this.origins.has(o)) return;
+    let originHost: string | null = null;
+    try {
+      originHost = new URL(o).host;
+    } catch {
+      originHost = null;
+    }
+    // A same-origin request (the /token page calling /api/token) carries its own Host as origin.
+    if (originHost !== null && originHost === host) return;
+    throw forbidden("This Origin is not allowed.", "origin_not_allowed");
+  }
+
+  private hostAllowed(host: string): boolean {
+    if (this.hosts.has(host)) return true;
+    const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
+    return this.hosts.has(name);
+  }
+
+  /** Throws 401 (missing/wrong) or 403 (connector token on /api). */
+  authenticate(req: FastifyRequest, scope: Scope): void {
+    const presented = presentedCredentials(req.headers);
+    const { authToken, connectorToken } = this.opts;
+    // Compare against both slots on every request so timing does not depend on the scope.
+    const idx = matchSecret(presented, [authToken, connectorToken]);
+    if (scope === "mcp") {
+      if (this.mcpOpen || idx !== -1) return;
+      throw unauthorizedError();
+    }
+    if (this.apiOpen || idx === 0) return;
+    if (idx === 1) throw forbidden("This secret is accepted on /mcp only.", "forbidden");
+    throw unauthorizedError();
+  }
+
+  /** For the /token form: a posted secret must equal MCP_AUTH_TOKEN. */
+  matchesAuthToken(value: string): boolean {
+    return matchSecret([value], [this.opts.authToken]) === 0;
+  }
+}
+
+/** Default MCP_ALLOWED_HOSTS: the listen host and the loopback names. */
+export function defaultAllowedHosts(listenHost: string): string[] {
+  const h = listenHost.includes(":") && !listenHost.startsWith("[") ? `[${listenHost}]` : listenHost;
+  return [h, "localhost", "127.0.0.1", "[::1]"];
+}

@@ -1,0 +1,60 @@
+/** HTML of the /token page and its login form (no framework: one small inline script). */
+const escapeHtml = (s: string) =>
+  s.replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] as string,
+  );
+
+const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#222}
+textarea,input{width:100%;box-sizing:border-box;font:14px monospace;padding:.5rem}
+button{margin-top:.5rem;padding:.5rem 1rem;font-size:1rem}pre{background:#f4f4f4;padding:.75rem;overflow:auto}
+.err{color:#a00}.ok{color:#070}`;
+
+export function loginPage(_nonce: string, failed: boolean): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>portal-bridge: sign in</title><style>${STYLE}</style></head><body>
+<h1>portal-bridge</h1>
+<p>Enter the bridge's shared secret (MCP_AUTH_TOKEN) to manage the portal token.</p>
+${failed ? '<p class="err" role="alert">That secret was not accepted.</p>' : ""}
+<form method="post" action="/token"><label>Shared secret<br><input type="password" name="secret" autocomplete="current-password" required></label>
+<button type="submit">Continue</button></form></body></html>`;
+}
+
+/**
+ * The paste page. `secret` is the shared secret the user just typed (null when the page was
+ * opened with a header or auth is off); it stays in this page only and is sent as a bearer
+ * header with the calls to /api/token.
+ */
+export function tokenPage(nonce: string, secret: string | null): string {
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>portal-bridge: portal token</title><style>${STYLE}</style></head><body>
+<h1>Portal token</h1>
+<input type="hidden" id="secret" value="${escapeHtml(secret ?? "")}">
+<h2>Status</h2><pre id="status">loading…</pre>
+<h2>Paste a new token</h2>
+<ol><li>Log in to the school portal in your browser.</li>
+<li>Open the developer tools → Application/Storage → Cookies, and copy the value of the <code>jwt</code> cookie.</li>
+<li>Paste it below (the bare value or <code>jwt=…; Path=/</code> both work) and press Save.</li></ol>
+<textarea id="token" rows="6" spellcheck="false" autocomplete="off" aria-label="token"></textarea>
+<button id="save" type="button">Save</button>
+<p id="result" role="status"></p>
+<script nonce="${nonce}">
+const secret = document.getElementById("secret").value;
+const headers = secret ? { authorization: "Bearer " + secret } : {};
+const show = (r) => { document.getElementById("status").textContent = JSON.stringify(r, null, 2); };
+async function refresh() {
+  const res = await fetch("/api/token", { headers });
+  const body = await res.json();
+  if (res.ok) show(body); else document.getElementById("status").textContent = body.error ? body.error.message : res.status;
+}
+document.getElementById("save").addEventListener("click", async () => {
+  const out = document.getElementById("result");
+  out.className = ""; out.textContent = "checking with the portal…";
+  const res = await fetch("/api/token", { method: "PUT", headers: { ...headers, "content-type": "text/plain" }, body: document.getElementById("token").value });
+  const body = await res.json();
+  if (res.ok) { out.className = "ok"; out.textContent = "Accepted. The keep-alive restarted."; document.getElementById("token").value = ""; show(body); }
+  else { out.className = "err"; out.textContent = body.error ? body.error.message : "Failed (" + res.status + ")"; }
+});
+refresh();
+</script></body></html>`;
+}

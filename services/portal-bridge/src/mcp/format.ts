@@ -1,0 +1,83 @@
+/**
+ * Small helpers the tools share: paging cursors, api_get path rules, HTML → text.
+ */
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+export class ToolInputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ToolInputError";
+  }
+}
+
+/** Cursors are opaque to clients: base64url of the upstream offset. */
+export function encodeCursor(skip: number): string {
+  return Buffer.from(JSON.stringify({ s: skip })).toString("base64url");
+}
+
+export function decodeCursor(cursor: string | undefined): number {
+  if (cursor === undefined || cursor === "") return 0;
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8")) as { s?: unknown };
+    if (typeof v.s === "number" && Number.isInteger(v.s) && v.s >= 0 && v.s <= 1_000_000) return v.s;
+  } catch {
+    // fall through to the error below
+  }
+  throw new ToolInputError("The cursor is not valid; pass the next_cursor of a previous answer.");
+}
+
+/**
+ * api_get accepts a path only when it starts with /api/ and carries no scheme, no host, no `..`
+ * segment, no backslash and no encoded slash (seed rule 3, contract). Query parameters travel
+ * separately, so `?` and `#` are refused too.
+ */
+export function checkApiPath(path: string): string {
+  const reject = (why: string): never => {
+    throw new ToolInputError(`The path is not accepted: ${why}.`);
+  };
+  if (!path.startsWith("/api/")) reject("it must start with /api/");
+  if (path.startsWith("//") || /^[a-z][a-z0-9+.-]*:/i.test(path) || path.includes("://"))
+    reject("it must not carry a scheme or host");
+  if (path.includes("\\")) reject("it must not contain a backslash");
+  if (/%2f|%5c/i.test(path)) reject("it must not contain an encoded slash or backslash");
+  if (/%2e/i.test(path)) reject("it must not contain an encoded dot");
+  if (path.split("/").some((seg) => seg === ".." || seg === "."))
+    reject("it must not contain a . or .. segment");
+  if (/[?#]/.test(path)) reject("put query parameters in `query`, not in the path");
+  if (/[\s\u0000-\u001f\u007f]/.test(path)) reject("it must not contain whitespace or control characters");
+  if (/\/\//.test(path)) reject("it must not contain an empty segment");
+  return path;
+}
+
+/** An id that goes into an upstream path: no slashes or dots, so it cannot change the route. */
+export function checkId(name: string, value: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(value))
+    throw new ToolInputError(`${name} must be 1-64 letters, digits, _ or -.`);
+  return value;
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+
+/** Readable text from the portal's news HTML (block tags become line breaks, lists get dashes). */
+export function htmlToText(html: string): string {
+  return html
+    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, "")
+    .replace(/<br\s*\/?>/gi, "\n")
+    .replace(/<li[^>]*>/gi, "\n- ")
+    .replace(/<\/(p|div|h[1-6]|li|ul|ol|tr|table|blockquote)>/gi, "\n")
+    .replace(/<[^>]+>/g, "")
+    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
+      if (e[0] === "#") {
+        const n = e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1));
+        return Number.isFinite(n) && n > 0 && n < 0x110000 ? String.fromCodePoint(n) : m;
+      }
+      return ENTITIES[e.toLowerCase()] ?? m;
+    })
+    .replace(/[ \t]+\n/g, "\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+}
+
+/** Cap on the JSON an api_get answer carries inline. */
+export const MAX_INLINE_CHARS = 100_000;

@@ -1,0 +1,242 @@
+import type { Clock } from "@app/kit/clock";
+
+/**
+ * The only module that talks to the school portal. It can send GET requests and the one
+ * session-extension POST; any other method or POST target is refused in code before any
+ * network call (seed: the bridge is read-only toward the portal).
+ */
+export const REFRESH_SESSION_PATH = "/api/v3/authentication/refresh-session";
+export const INACTIVITY_MESSAGE = "Session was expired due to inactivity";
+
+export type PortalErrorKind =
+  | "not_configured"
+  | "no_token"
+  | "session_expired"
+  | "unauthorized"
+  | "http"
+  | "timeout"
+  | "network"
+  | "bad_response"
+  | "forbidden_request";
+
+const DESCRIPTIONS: Record<PortalErrorKind, string> = {
+  not_configured: "The portal is not configured (PORTAL_BASE_URL is unset).",
+  no_token: "No portal token is configured; paste one at /token.",
+  session_expired:
+    "The portal session expired due to inactivity; log in in a browser, copy the jwt cookie and paste it at /token.",
+  unauthorized: "The portal rejected the token (401); paste a fresh token at /token.",
+  http: "The portal answered with an error.",
+  timeout: "The portal did not answer in time.",
+  network: "The portal could not be reached.",
+  bad_response: "The portal sent a response that is not valid JSON.",
+  forbidden_request: "The bridge refused to send this request (read-only toward the portal).",
+};
+
+export class PortalError extends Error {
+  readonly kind: PortalErrorKind;
+  /** Upstream HTTP status when there was one. */
+  readonly status: number | null;
+  /** The token the failed request carried (never logged; lets callers ignore stale failures). */
+  readonly token: string | null;
+  constructor(kind: PortalErrorKind, status: number | null = null, token: string | null = null, detail = "") {
+    const base = DESCRIPTIONS[kind];
+    super(
+      status !== null && kind === "http" ? `${base.replace(/\.$/, "")} (HTTP ${status}).${detail}` : base,
+    );
+    this.name = "PortalError";
+    this.kind = kind;
+    this.status = status;
+    this.token = token;
+  }
+  /** A 401 of either flavour: the token or its session is gone; retrying cannot help. */
+  get isAuthFailure(): boolean {
+    return this.kind === "session_expired" || this.kind === "unauthorized";
+  }
+  /** Worth retrying later: the portal was unreachable, slow or failing on its side. */
+  get isTransient(): boolean {
+    return (
+      this.kind === "timeout" ||
+      this.kind === "network" ||
+      (this.kind === "http" && this.status !== null && (this.status >= 500 || this.status === 429))
+    );
+  }
+}
+
+export type FetchFn = typeof fetch;
+
+export interface PortalClientOptions {
+  /** Origin such as https://portal.example.org; undefined = not configured. */
+  baseUrl: string | undefined;
+  timeoutMs: number;
+  clock: Clock;
+  /** The current token (read at each request so a replacement applies to the very next one). */
+  currentToken: () => string | null;
+  fetch?: FetchFn;
+  /** Told about every 401 (with the token that met it), so the keep-alive can stop at once. */
+  onAuthFailure?: (token: string | null, err: PortalError) => void;
+}
+
+export interface StreamResponse {
+  status: number;
+  headers: Headers;
+  body: ReadableStream<Uint8Array> | null;
+  /** Call when done with the body (stops the header timeout if still armed). */
+  done(): void;
+}
+
+type Query = Record<string, string | number | boolean | undefined>;
+
+export class PortalClient {
+  private readonly baseUrl: string | undefined;
+  private readonly timeoutMs: number;
+  private readonly clock: Clock;
+  private readonly currentToken: () => string | null;
+  private readonly fetchFn: FetchFn;
+  private readonly onAuthFailure: ((token: string | null, err: PortalError) => void) | undefined;
+
+  constructor(opts: PortalClientOptions) {
+    this.baseUrl = opts.baseUrl?.replace(/\/+$/, "");
+    this.timeoutMs = opts.timeoutMs;
+    this.clock = opts.clock;
+    this.currentToken = opts.currentToken;
+    this.fetchFn = opts.fetch ?? fetch;
+    this.onAuthFailure = opts.onAuthFailure;
+  }
+
+  get configured(): boolean {
+    return this.baseUrl !== undefined;
+  }
+
+  /** Authenticated GET of a JSON resource under /api/. */
+  async getJson<T = unknown>(path: string, query: Query = {}, opts: { token?: string } = {}): Promise<T> {
+    return this.requestJson<T>("GET", path, query, opts.token, true);
+  }
+
+  /** Unauthenticated GET (e.g. /api/v3/config/public). */
+  async getPublicJson<T = unknown>(path: string): Promise<T> {
+    return this.requestJson<T>("GET", path, {}, undefined, false);
+  }
+
+  /** The keep-alive's session extension; returns the idle budget left in seconds. */
+  async refreshSession(opts: { token?: string } = {}): Promise<number> {
+    const body = await this.requestJson<{ expiresInSeconds?: unknown }>(
+      "POST",
+      REFRESH_SESSION_PATH,
+      {},
+      opts.token,
+      true,
+    );
+    const n = body?.expiresInSeconds;
+    if (typeof n !== "number" || !Number.isFinite(n)) throw new PortalError("bad_response");
+    return n;
+  }
+
+  /**
+   * Authenticated GET whose body is handed back as a stream (file mirror). The timeout covers
+   * the wait for the response headers only, so a long download is not cut off.
+   */
+  async getStream(path: string, headers: Record<string, string> = {}): Promise<StreamResponse> {
+    const { res, done } = await this.send("GET", path, {}, undefined, true, headers, false);
+    return { status: res.status, headers: res.headers, body: res.body, done };
+  }
+
+  private async requestJson<T>(
+    method: "GET" | "POST",
+    path: string,
+    query: Query,
+    token: string | undefined,
+    auth: boolean,
+  ): Promise<T> {
+    const { res, done, used } = await this.send(method, path, query, token, auth, {}, true);
+    try {
+      const text = await res.text();
+      try {
+        return (text === "" ? null : JSON.parse(text)) as T;
+      } catch {
+        throw new PortalError("bad_response", res.status, used);
+      }
+    } catch (err) {
+      throw this.mapThrown(err, used);
+    } finally {
+      done();
+    }
+  }
+
+  private async send(
+    method: "GET" | "POST",
+    path: string,
+    query: Query,
+    explicitToken: string | undefined,
+    auth: boolean,
+    extraHeaders: Record<string, string>,
+    timeoutCoversBody: boolean,
+  ): Promise<{ res: Response; done: () => void; used: string | null }> {
+    assertAllowed(method, path);
+    if (!this.baseUrl) throw new PortalError("not_configured");
+    const token = auth ? (explicitToken ?? this.currentToken()) : null;
+    if (auth && !token) throw new PortalError("no_token");
+    const url = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    const ac = new AbortController();
+    const timer = this.clock.setTimeout(
+      () => ac.abort(new PortalError("timeout", null, token)),
+      this.timeoutMs,
+    );
+    const done = () => timer.cancel();
+    let res: Response;
+    try {
+      res = await this.fetchFn(url, {
+        method,
+        headers: {
+          accept: "application/json",
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+          ...extraHeaders,
+        },
+        redirect: "manual",
+        signal: ac.signal,
+      });
+    } catch (err) {
+      done();
+      throw this.mapThrown(err, token);
+    }
+    if (!timeoutCoversBody) done();
+    if (res.status >= 200 && res.status < 300) return { res, done, used: token };
+    // Error bodies are small; read one to tell the inactivity 401 from other 401s.
+    let text = "";
+    try {
+      text = await res.text();
+    } catch {
+      // The status alone is enough to classify the failure.
+    } finally {
+      done();
+    }
+    if (res.status === 401) {
+      const err = new PortalError(
+        text.includes(INACTIVITY_MESSAGE) ? "session_expired" : "unauthorized",
+        401,
+        token,
+      );
+      this.onAuthFailure?.(token, err);
+      throw err;
+    }
+    throw new PortalError("http", res.status, token);
+  }
+
+  private mapThrown(err: unknown, token: string | null): PortalError {
+    if (err instanceof PortalError) return err;
+    const e = err as { name?: string; cause?: unknown };
+    if (e?.cause instanceof PortalError) return e.cause;
+    if (e?.name === "AbortError" || e?.name === "TimeoutError")
+      return new PortalError("timeout", null, token);
+    return new PortalError("network", null, token);
+  }
+}
+
+/** Read-only guard: GET anything under /api/, or POST to the refresh-session route only. */
+export function assertAllowed(method: string, path: string): void {
+  const okPath = path.startsWith("/api/") && !/[?#\\]/.test(path) && !/(^|\/)\.\.?(\/|$)/.test(path);
+  if (!okPath) throw new PortalError("forbidden_request");
+  if (method === "GET") return;
+  if (method === "POST" && path === REFRESH_SESSION_PATH) return;
+  throw new PortalError("forbidden_request");
+}

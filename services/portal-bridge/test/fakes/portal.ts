@@ -1,0 +1,304 @@
+import { createHmac, randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Clock } from "@app/kit/clock";
+
+/**
+ * A faithful fake of the school portal's REST API (contract "Upstream facts"): JWTs signed by
+ * the fake, a session store keyed `jwt:{accountId}:{jti}` with a sliding idle TTL on an injected
+ * clock, the inactivity 401, refresh-session, logout, /me, paginated lists, config/public and a
+ * file download. It records every request so tests can assert what the bridge sent.
+ */
+export const IDLE_TTL_S = 7200;
+const SIGNING_KEY = randomBytes(32);
+
+export interface Identity {
+  userId: string;
+  accountId: string;
+  firstName?: string;
+  lastName?: string;
+}
+
+export interface SeenRequest {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+}
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString("base64url");
+
+export function signJwt(payload: Record<string, unknown>): string {
+  const head = `${b64({ alg: "HS256", typ: "JWT" })}.${b64(payload)}`;
+  return `${head}.${createHmac("sha256", SIGNING_KEY).update(head).digest("base64url")}`;
+}
+
+function verifyJwt(token: string): Record<string, unknown> | null {
+  const parts = token.split(".");
+  if (parts.length !== 3) return null;
+  const sig = createHmac("sha256", SIGNING_KEY).update(`${parts[0]}.${parts[1]}`).digest("base64url");
+  if (sig !== parts[2]) return null;
+  try {
+    return JSON.parse(Buffer.from(parts[1] as string, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+}
+
+type Item = Record<string, unknown>;
+
+export interface FakePortalData {
+  tasks: Item[];
+  finishedTasks: Item[];
+  courses: Item[];
+  rooms: Item[];
+  news: Item[];
+  files: Record<string, { name: string; type: string; body: Buffer }>;
+}
+
+export function defaultData(): FakePortalData {
+  const tasks = Array.from({ length: 45 }, (_, i) => ({
+    id: `task${String(i).padStart(3, "0")}`,
+    name: `Task ${i}`,
+    courseName: i % 2 ? "Maths" : "Biology",
+    dueDate: new Date(Date.parse("2026-11-22T08:00:00.000Z") + i * 86_400_000).toISOString(),
+    status: { submitted: 0, graded: 0, isDraft: false },
+  }));
+  return {
+    tasks,
+    finishedTasks: [
+      { id: "done001", name: "Old essay", courseName: "English", dueDate: "2026-10-01T08:00:00.000Z" },
+    ],
+    courses: [
+      { id: "course1", title: "Maths 9b", shortTitle: "Ma", displayColor: "#ff0000" },
+      { id: "course2", title: "Biology 9b", shortTitle: "Bi", displayColor: "#00ff00" },
+    ],
+    rooms: [{ id: "room1", name: "Project room", color: "blue" }],
+    news: [
+      {
+        id: "news1",
+        title: "Sports day",
+        content: "<p>Sports day is on <b>Friday</b>.</p><ul><li>Bring water</li></ul>",
+        displayAt: "2026-11-20T08:00:00.000Z",
+      },
+    ],
+    files: {
+      "6543210fedcba98765432100": {
+        name: "worksheet.pdf",
+        type: "application/pdf",
+        body: Buffer.from("%PDF-1.4 fake worksheet body ".repeat(2000)),
+      },
+    },
+  };
+}
+
+export class FakePortal {
+  private server: Server | null = null;
+  /** `jwt:{accountId}:{jti}` → idle deadline (clock ms). */
+  readonly sessions = new Map<string, number>();
+  readonly requests: SeenRequest[] = [];
+  readonly users = new Map<string, Identity>();
+  data: FakePortalData = defaultData();
+  /** Answer the next N authenticated requests with this status (transient failures). */
+  failNext: { count: number; status: number } = { count: 0, status: 503 };
+  /** While set, requests are held until released (lets tests model slow/in-flight pings). */
+  private holdGate: { promise: Promise<void>; release: () => void } | null = null;
+  url = "";
+
+  constructor(private readonly clock: Clock) {}
+
+  async start(): Promise<string> {
+    this.server = createServer((req, res) => {
+      this.handle(req, res).catch(() => {
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    });
+    await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
+    const { port } = this.server.address() as AddressInfo;
+    this.url = `http://127.0.0.1:${port}`;
+    return this.url;
+  }
+
+  async stop(): Promise<void> {
+    this.holdGate?.release();
+    this.server?.closeAllConnections();
+    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  }
+
+  /** Log a user in: a fresh jti, a session entry with a full idle window, and the JWT. */
+  login(id: Identity, opts: { expInS?: number; iatOffsetS?: number } = {}): string {
+    const jti = randomBytes(8).toString("hex");
+    const now = Math.floor(this.clock.now() / 1000) + (opts.iatOffsetS ?? 0);
+    this.users.set(id.userId, id);
+    this.sessions.set(`jwt:${id.accountId}:${jti}`, this.clock.now() + IDLE_TTL_S * 1000);
+    return signJwt({
+      accountId: id.accountId,
+      userId: id.userId,
+      schoolId: "school1",
+      roles: ["student"],
+      jti,
+      iat: now,
+      exp: now + (opts.expInS ?? 30 * 86_400),
+      aud: "https://portal.example.org",
+      iss: "feathers",
+      sub: id.accountId,
+    });
+  }
+
+  /** The browser tab's logout: deletes the shared entry. */
+  logout(token: string): void {
+    const c = verifyJwt(token);
+    if (c) this.sessions.delete(`jwt:${c.accountId}:${c.jti}`);
+  }
+
+  hold(): () => void {
+    let release = () => {};
+    const promise = new Promise<void>((r) => (release = r));
+    this.holdGate = { promise, release };
+    return () => {
+      this.holdGate = null;
+      release();
+    };
+  }
+
+  private send(res: ServerResponse, status: number, body: unknown): void {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      "content-type": "application/json; charset=utf-8",
+      "content-length": Buffer.byteLength(text),
+    });
+    res.end(text);
+  }
+
+  private unauthorized(res: ServerResponse, message: string): void {
+    this.send(res, 401, { type: "UNAUTHORIZED", title: "Unauthorized", message, code: 401 });
+  }
+
+  /** Auth as the portal does it: signature, exp, then the session-store entry (which slides). */
+  private authenticate(req: IncomingMessage, res: ServerResponse): Record<string, unknown> | null {
+    const auth = req.headers.authorization;
+    const cookie = /(?:^|;\s*)jwt=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
+    const token = auth?.startsWith("Bearer ") ? auth.slice(7) : cookie;
+    if (!token) {
+      this.unauthorized(res, "Unauthorized");
+      return null;
+    }
+    const claims = verifyJwt(token);
+    if (!claims || typeof claims.exp !== "number" || claims.exp * 1000 <= this.clock.now()) {
+      this.unauthorized(res, "Unauthorized");
+      return null;
+    }
+    const key = `jwt:${claims.accountId}:${claims.jti}`;
+    const deadline = this.sessions.get(key);
+    if (deadline === undefined || deadline <= this.clock.now()) {
+      this.sessions.delete(key);
+      this.unauthorized(res, "Session was expired due to inactivity");
+      return null;
+    }
+    this.sessions.set(key, this.clock.now() + IDLE_TTL_S * 1000);
+    return { ...claims, _token: token };
+  }
+
+  private list(res: ServerResponse, url: URL, items: Item[]): void {
+    const skip = Number(url.searchParams.get("skip") ?? 0);
+    const limit = Number(url.searchParams.get("limit") ?? 10);
+    if (!Number.isInteger(skip) || skip < 0 || !Number.isInteger(limit) || limit < 1 || limit > 100) {
+      this.send(res, 400, { type: "API_VALIDATION_ERROR", title: "API Validation Error", code: 400 });
+      return;
+    }
+    this.send(res, 200, { data: items.slice(skip, skip + limit), total: items.length, skip, limit });
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://fake");
+    const path = url.pathname;
+    this.requests.push({ method: req.method ?? "", path, authorization: req.headers.authorization });
+    if (this.holdGate) await this.holdGate.promise;
+    if (req.method === "GET" && path === "/api/v3/config/public") {
+      this.send(res, 200, {
+        JWT_TIMEOUT_SECONDS: IDLE_TTL_S,
+        JWT_SHOW_TIMEOUT_WARNING_SECONDS: 3600,
+        JWT_EXTENDED_TIMEOUT_SECONDS: 2_629_746,
+        SC_TITLE: "Fake School Cloud",
+      });
+      return;
+    }
+    if (this.failNext.count > 0) {
+      this.failNext.count -= 1;
+      this.send(res, this.failNext.status, { code: this.failNext.status, title: "Unavailable" });
+      return;
+    }
+    const claims = this.authenticate(req, res);
+    if (!claims) return;
+    const key = `jwt:${claims.accountId}:${claims.jti}`;
+    const m = req.method;
+    const courseBoard = /^\/api\/v3\/course-rooms\/([^/]+)\/board$/.exec(path);
+    const roomMatch = /^\/api\/v3\/rooms\/([^/]+)(\/boards)?$/.exec(path);
+    const newsMatch = /^\/api\/v3\/news\/([^/]+)$/.exec(path);
+    const fileMatch = /^\/api\/v3\/file\/download\/([^/]+)\/([^/]+)$/.exec(path);
+    if (m === "POST" && path === "/api/v3/authentication/refresh-session") {
+      const deadline = this.sessions.get(key) ?? this.clock.now();
+      this.send(res, 201, { expiresInSeconds: Math.round((deadline - this.clock.now()) / 1000) });
+    } else if (m === "POST" && path === "/api/v3/logout") {
+      this.sessions.delete(key);
+      res.writeHead(200).end();
+    } else if (m !== "GET") {
+      this.send(res, 405, { code: 405, title: "Method Not Allowed" });
+    } else if (path === "/api/v3/me") {
+      const u = this.users.get(String(claims.userId));
+      this.send(res, 200, {
+        school: { id: "school1", name: "Fake Comprehensive" },
+        user: { id: claims.userId, firstName: u?.firstName ?? "Ada", lastName: u?.lastName ?? "Lovelace" },
+        roles: [{ id: "r1", name: "student" }],
+        permissions: ["TASK_DASHBOARD_VIEW_V3"],
+        account: { id: claims.accountId },
+        systemId: null,
+      });
+    } else if (path === "/api/v3/tasks") {
+      this.list(res, url, this.data.tasks);
+    } else if (path === "/api/v3/tasks/finished") {
+      this.list(res, url, this.data.finishedTasks);
+    } else if (path === "/api/v3/courses") {
+      this.list(res, url, this.data.courses);
+    } else if (courseBoard) {
+      const c = this.data.courses.find((x) => x.id === courseBoard[1]);
+      if (!c) this.send(res, 404, { code: 404, title: "Not Found" });
+      else
+        this.send(res, 200, {
+          roomId: c.id,
+          title: c.title,
+          displayColor: c.displayColor,
+          elements: [{ type: "task", content: { id: "task000", name: "Task 0" } }],
+          isArchived: false,
+        });
+    } else if (path === "/api/v3/rooms") {
+      this.list(res, url, this.data.rooms);
+    } else if (roomMatch) {
+      const r = this.data.rooms.find((x) => x.id === roomMatch[1]);
+      if (!r) this.send(res, 404, { code: 404, title: "Not Found" });
+      else if (roomMatch[2]) this.list(res, url, [{ id: "board1", title: "Board", layout: "columns" }]);
+      else this.send(res, 200, { ...r, permissions: ["ROOM_VIEW"] });
+    } else if (path === "/api/v3/news") {
+      this.list(res, url, this.data.news);
+    } else if (newsMatch) {
+      const n = this.data.news.find((x) => x.id === newsMatch[1]);
+      if (!n) this.send(res, 404, { code: 404, title: "Not Found" });
+      else this.send(res, 200, n);
+    } else if (fileMatch) {
+      const f = this.data.files[fileMatch[1] as string];
+      if (!f || decodeURIComponent(fileMatch[2] as string) !== f.name) {
+        this.send(res, 404, { code: 404, title: "Not Found" });
+        return;
+      }
+      res.writeHead(200, {
+        "content-type": f.type,
+        "content-length": f.body.length,
+        "content-disposition": `inline; filename="${f.name}"`,
+        "set-cookie": "SERVERID=abc; Path=/",
+      });
+      res.end(f.body);
+    } else {
+      this.send(res, 404, { code: 404, title: "Not Found" });
+    }
+  }
+}
