@@ -11,6 +11,9 @@ import { normalizeHost, validHostName, wildcardSuffix } from "./route-patterns.j
 /** Slugs: lowercase letters, digits and `-`, 2..63 characters (contract). */
 export const SLUG_RE = /^[a-z0-9-]{2,63}$/;
 
+/** Domain claims per app (the live host table holds them all in memory). */
+export const MAX_DOMAINS_PER_APP = 1_000;
+
 export const appNotFound = () => notFound("No such app.", "app_not_found");
 
 export interface ResolvedApp {
@@ -203,6 +206,15 @@ export function createApps(deps: AppsDeps) {
       await database
         .writeTx(async (trx) => {
           if (!(await repo.lock(trx, appId))) throw appNotFound();
+          const count = await trx
+            .selectFrom("app_domains")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("app_id", "=", appId)
+            .executeTakeFirst();
+          if (Number(count?.n ?? 0) >= MAX_DOMAINS_PER_APP)
+            throw conflict("limit_reached", `An app may claim at most ${MAX_DOMAINS_PER_APP} hosts.`, {
+              limit: MAX_DOMAINS_PER_APP,
+            });
           const existing = await repo.domainByHost(trx, host);
           if (existing) throw domainTaken(host, existing.app_id);
           await repo.insertDomain(trx, row);

@@ -33,6 +33,9 @@ export interface RoutesDeps {
 
 export const routeNotFound = () => notFound("No such route.", "route_not_found");
 
+/** Routes per app (the live table holds them all in memory). */
+export const MAX_ROUTES_PER_APP = 10_000;
+
 type Db = Kysely<PlatformDB>;
 
 /** Validate a route body into its stored pattern (422 on invalid or reserved patterns). */
@@ -122,6 +125,15 @@ export function createRoutes(deps: RoutesDeps) {
           );
         // Serialise route changes per app so two concurrent creates cannot both pass the check.
         await apps.lock(trx, script.app_id);
+        const count = await trx
+          .selectFrom("routes")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("app_id", "=", script.app_id)
+          .executeTakeFirst();
+        if (Number(count?.n ?? 0) >= MAX_ROUTES_PER_APP)
+          throw conflict("limit_reached", `An app may have at most ${MAX_ROUTES_PER_APP} routes.`, {
+            limit: MAX_ROUTES_PER_APP,
+          });
         const clash = await findConflict(trx, script.app_id, pattern);
         if (clash) throw conflictError(clash);
         const row = {

@@ -15,6 +15,9 @@ import { type ScriptRecord, type ScriptsRepo, scriptsRepo } from "./scripts-repo
 /** Seed: "depth limit 8" for module imports. */
 export const MAX_IMPORT_DEPTH = 8;
 
+/** Scripts per app. */
+export const MAX_SCRIPTS_PER_APP = 10_000;
+
 export const scriptNotFound = () => notFound("No such script.", "script_not_found");
 
 export interface ScriptInput {
@@ -204,6 +207,15 @@ export function createScripts(deps: ScriptsDeps) {
       };
       try {
         await database.writeTx(async (trx) => {
+          const count = await trx
+            .selectFrom("scripts")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("app_id", "=", appId)
+            .executeTakeFirst();
+          if (Number(count?.n ?? 0) >= MAX_SCRIPTS_PER_APP)
+            throw conflict("limit_reached", `An app may hold at most ${MAX_SCRIPTS_PER_APP} scripts.`, {
+              limit: MAX_SCRIPTS_PER_APP,
+            });
           if (await repo.byName(appId, input.name, trx)) throw duplicate(input.name);
           const imports = await resolveImports(repo, trx, record, analysis.imports);
           await repo.insert(trx, record);

@@ -46,6 +46,42 @@ describe("admin authentication and accounts", () => {
     expect(extra.statusCode).toBe(422);
   });
 
+  it("throttles repeated failed logins per username with 429 and Retry-After", async () => {
+    await h.call("POST", "/api/v1/admin/admins", {
+      username: "tess",
+      password: "tess-password",
+      instance_role: "member",
+    });
+    for (let i = 0; i < 10; i++) {
+      const res = await h.call(
+        "POST",
+        "/api/v1/admin/login",
+        { username: "tess", password: `wrong-${i}` },
+        null,
+      );
+      expect(res.statusCode).toBe(401);
+    }
+    const locked = await h.call(
+      "POST",
+      "/api/v1/admin/login",
+      { username: "tess", password: "tess-password" },
+      null,
+    );
+    expect(locked.statusCode).toBe(429);
+    expect(locked.json().error.code).toBe("too_many_attempts");
+    expect(Number(locked.headers["retry-after"])).toBeGreaterThan(0);
+    // Other accounts are unaffected.
+    expect((await h.call("POST", "/api/v1/admin/login", ADMIN, null)).statusCode).toBe(200);
+    h.clock.set(h.clock.now() + 15 * 60_000 + 1000);
+    const after = await h.call(
+      "POST",
+      "/api/v1/admin/login",
+      { username: "tess", password: "tess-password" },
+      null,
+    );
+    expect(after.statusCode).toBe(200);
+  });
+
   it("slides the 24 h lifetime on use and expires an idle session", async () => {
     const token = (await h.call("POST", "/api/v1/admin/login", ADMIN, null)).json().token;
     h.clock.set(h.clock.now() + 23 * 3_600_000);

@@ -3,6 +3,7 @@ import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { createAuth } from "../../control/auth.js";
+import { createLoginThrottle } from "../../control/login-throttle.js";
 import { APP_SCOPES, hasScope, INSTANCE_SCOPES, type Principal } from "../../control/scopes.js";
 import { SESSION_COOKIE } from "../admin-gate.js";
 
@@ -31,6 +32,7 @@ export const authRoutes: RouteModule = (app, ctx) => {
     clock: ctx.clock,
     sessionTtlHours: ctx.config.PLATFORM_SESSION_TTL_HOURS,
   });
+  const throttle = createLoginThrottle(ctx.clock);
   const secure = () => ctx.publicBaseUrl().startsWith("https://");
   // A browser-session cookie: the server enforces the sliding lifetime.
   const setCookie = (reply: FastifyReply, value: string, clear = false) =>
@@ -41,7 +43,12 @@ export const authRoutes: RouteModule = (app, ctx) => {
 
   app.post("/api/v1/admin/login", async (req, reply) => {
     const body = parseInput(loginBody, req.body);
-    const result = await auth.login(body.username, body.password);
+    throttle.check(body.username);
+    const result = await auth.login(body.username, body.password).catch((err) => {
+      if (err?.code === "invalid_credentials") throttle.failed(body.username);
+      throw err;
+    });
+    throttle.succeeded(body.username);
     setCookie(reply, result.token);
     return { token: result.token, expires_at: result.expires_at, admin: result.admin };
   });
