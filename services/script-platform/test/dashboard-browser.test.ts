@@ -1,4 +1,5 @@
 import { mkdir, readdir, stat } from "node:fs/promises";
+import { request } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadEnv } from "@app/kit/config";
@@ -44,6 +45,27 @@ async function setSource(page: Page, source: string): Promise<void> {
   await page.keyboard.insertText(source);
 }
 
+/** Call a user route on the test server with a chosen Host header (the host selects the app). */
+function callWithHost(
+  port: number,
+  host: string,
+  method: string,
+  path: string,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method, path, headers: { host } }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (c: string) => {
+        body += c;
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
 const BROKEN = `export default async function (ctx) {
   log.info("hello from", ctx.request.path);
   const greeting = ;
@@ -62,6 +84,25 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
   let cleanup: () => Promise<void>;
   let browser: Browser;
   let origin: string;
+  let port: number;
+
+  async function openPage(viewport = { width: 1100, height: 900 }) {
+    const page = await browser.newPage({ viewport });
+    page.setDefaultTimeout(10_000);
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    // Deletes ask for confirmation first.
+    page.on("dialog", (d) => void d.accept());
+    return { page, errors };
+  }
+
+  async function logIn(page: Page) {
+    await page.goto(`${origin}/admin/`);
+    await page.fill('input[name="username"]', ADMIN.username);
+    await page.fill('input[name="password"]', ADMIN.password);
+    await page.click('button[type="submit"]');
+    await page.getByRole("button", { name: "Log out" }).waitFor();
+  }
 
   beforeAll(async () => {
     const env = await createTestEnv("script_platform");
@@ -72,10 +113,12 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
       DATABASE_URL: env.databaseUrl,
       PLATFORM_ADMIN_USERNAME: ADMIN.username,
       PLATFORM_ADMIN_PASSWORD: ADMIN.password,
+      // One attempt: a failing async run becomes a dead letter at once.
+      PLATFORM_TRIGGER_MAX_ATTEMPTS: "1",
     });
     built = await buildApp(config, { logger: captureLogger().logger });
     await built.app.listen({ host: "127.0.0.1", port: 0 });
-    const { port } = built.app.server.address() as { port: number };
+    port = (built.app.server.address() as { port: number }).port;
     // Chromium resolves *.localhost to loopback: the app claims this host, so the page's own
     // origin selects the app for user routes and the match tester.
     origin = `http://demo.localhost:${port}`;
@@ -101,10 +144,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
   });
 
   it("logs in, creates an app and a script, shows a save error at its line, routes and runs it", async () => {
-    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    const pageErrors: string[] = [];
-    page.on("pageerror", (e) => pageErrors.push(e.message));
+    const { page, errors: pageErrors } = await openPage();
     const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
     // Login: a wrong password shows the server's message; the right one opens the dashboard.
@@ -195,4 +235,105 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     expect(me).toBe(401);
     expect(pageErrors).toEqual([]);
   }, 90_000);
+
+  it("manages an app: slug check and rename, domains, triggers, topics, dead letters", async () => {
+    const { page, errors } = await openPage();
+    const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    await logIn(page);
+
+    await page.fill('input[name="slug"]', "ops");
+    await page.getByRole("button", { name: "Create app" }).click();
+    await page.waitForURL(/\/admin\/apps\/[^/]+$/);
+    const appPath = new URL(page.url()).pathname;
+
+    // Rename: the slug check explains the answer, saving renames, the old slug stays with the app.
+    await page.fill('input[name="slug"]', "ops-two");
+    await page.getByRole("button", { name: "Check" }).click();
+    await page.locator(".note", { hasText: "The slug is free." }).waitFor();
+    await page.getByRole("button", { name: "Save" }).click();
+    await page
+      .locator("select[aria-label=App] option", { hasText: "(ops-two)" })
+      .waitFor({ state: "attached" });
+    await page.fill('input[name="slug"]', "ops");
+    await page.getByRole("button", { name: "Check" }).click();
+    await page.locator(".note", { hasText: "one of this app's former slugs" }).waitFor();
+
+    // Domain claims: add two, remove one.
+    for (const host of ["ops.localhost", "ops.example.com"]) {
+      await page.fill('input[name="host"]', host);
+      await page.getByRole("button", { name: "Add domain" }).click();
+      await page.locator("ul.list li", { hasText: host }).waitFor();
+    }
+    await page
+      .locator("ul.list li", { hasText: "ops.example.com" })
+      .getByRole("button", { name: "Remove" })
+      .click();
+    await page.locator("ul.list li", { hasText: "ops.example.com" }).waitFor({ state: "detached" });
+    await shot("07-app-renamed-domains");
+
+    // A failing script behind an async route.
+    await page.goto(`${origin}${appPath}/scripts/new`);
+    await page.fill('input[name="name"]', "boom");
+    await setSource(page, 'export default async function () {\n  throw new Error("kaboom");\n}\n');
+    await page.getByRole("button", { name: "Create script" }).click();
+    await page.getByRole("heading", { name: "Script boom" }).waitFor();
+    await page.fill('input[name="path"]', "/boom");
+    await page.selectOption('select[name="dispatch_mode"]', "async");
+    await page.getByRole("button", { name: "Add route" }).click();
+    await page.getByTestId("routes").locator("code", { hasText: "/boom" }).waitFor();
+
+    // Triggers: create a cron trigger, disable it, delete it.
+    await page.getByRole("link", { name: "Triggers" }).click();
+    await page.selectOption('select[name="kind"]', "cron");
+    await page.fill('input[name="schedule"]', "0 0 0 1 1 *");
+    await page.fill('input[name="timezone"]', "UTC");
+    await page.getByRole("button", { name: "Create trigger" }).click();
+    const trigger = page.locator("ul.list li", { hasText: "schedule: 0 0 0 1 1 *" });
+    await trigger.locator(".ok", { hasText: "enabled" }).waitFor();
+    await trigger.getByRole("button", { name: "Disable" }).click();
+    await trigger.locator(".muted", { hasText: "disabled" }).waitFor();
+    await shot("08-triggers");
+    await trigger.getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No triggers.").waitFor();
+
+    // Topics: register an external topic, then delete it.
+    await page.getByRole("link", { name: "Topics" }).click();
+    await page.fill('input[name="name"]', "news");
+    await page.getByLabel(/External/).check();
+    await page.getByRole("button", { name: "Register topic" }).click();
+    const topic = page.locator("ul.list li", { hasText: "news" });
+    await topic.locator(".badge", { hasText: "external" }).waitFor();
+    await shot("09-topics");
+    await topic.getByRole("button", { name: "Delete" }).click();
+    await page.getByText("No registered topics.").waitFor();
+
+    // The async run fails once (PLATFORM_TRIGGER_MAX_ATTEMPTS=1) and becomes a dead letter.
+    const accepted = await callWithHost(port, "ops.localhost", "GET", "/boom");
+    expect(accepted.status).toBe(202);
+    await page.getByRole("link", { name: "Dead letters" }).click();
+    const letter = page.locator("ul.list li", { hasText: "kaboom" });
+    // The dispatcher settles the run in the background: refresh the list until the letter shows.
+    for (let i = 0; i < 40 && !(await letter.isVisible()); i++) {
+      await page.getByRole("button", { name: "Refresh" }).click();
+      await letter.waitFor({ timeout: 250 }).catch(() => {});
+    }
+    await letter.getByRole("button", { name: "Ignore" }).waitFor();
+    await shot("10-dead-letter");
+    await letter.getByRole("button", { name: "Ignore" }).click();
+    await page.getByText("No unresolved dead letters.").waitFor();
+    await page.selectOption("select[aria-label=Status]", "resolved");
+    await page
+      .locator("ul.list li", { hasText: "kaboom" })
+      .locator(".badge", { hasText: "ignored" })
+      .waitFor();
+
+    // The failed execution is listed with its error.
+    await page.getByRole("link", { name: "Executions" }).click();
+    const failed = page.getByTestId("executions").locator("li.execution", { hasText: "boom" }).first();
+    await failed.locator(".badge", { hasText: "failed" }).waitFor();
+    await failed.locator("button").click();
+    await failed.locator(".error", { hasText: "kaboom" }).waitFor();
+    await shot("11-failed-execution");
+    expect(errors).toEqual([]);
+  }, 60_000);
 });

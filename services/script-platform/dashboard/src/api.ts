@@ -229,7 +229,8 @@ export interface DeadLetter {
   created_at?: string;
   resolution?: string | null;
   resolved_at?: string | null;
-  payload?: unknown;
+  execution_id?: string | null;
+  event?: unknown;
 }
 export interface Secret {
   name: string;
