@@ -1,10 +1,27 @@
 import { createReadStream, createWriteStream } from "node:fs";
 import { stat } from "node:fs/promises";
-import { join } from "node:path";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { crc32 } from "node:zlib";
 import yazl from "yazl";
 import { publishDurably, removeQuietly, tempPathFor } from "./files.js";
+
+/**
+ * yazl checksums every byte with buffer-crc32's table loop (about 130 MB/s here, the bottleneck
+ * of a multi-GB Gallery.zip); Node's native zlib.crc32 computes the same value about 12x faster.
+ * Swap it into yazl's own copy of the module (same continuation semantics: previous CRC in, CRC out).
+ */
+{
+  const require = createRequire(import.meta.url);
+  const crcModule = require(
+    require.resolve("buffer-crc32", { paths: [dirname(require.resolve("yazl"))] }),
+  ) as {
+    unsigned: (buf: Buffer, previous?: number) => number;
+  };
+  crcModule.unsigned = (buf, previous) => crc32(buf, typeof previous === "number" ? previous : 0);
+}
 
 /** One archive entry: bytes from a file on disk or from memory. */
 export type ArchiveEntry =

@@ -48,6 +48,8 @@ export const keepsakeEstimate = (originalBytes: number, armedJobs: number) =>
 const GB = 1024 ** 3;
 const gb = (n: number) => `${(n / GB).toFixed(1)} GB`;
 
+const PROGRESS_STEP = 5;
+
 export const ARCHIVE_NAMES: Record<ExportKind, string> = { zip: "Gallery.zip", html: "Memories.zip" };
 
 export interface BuildRun extends JobRun {
@@ -81,6 +83,7 @@ export async function buildKeepsake(
     run.kind === "zip" ? await galleryEntries(ctx, uploads) : await memoriesEntries(ctx, uploads);
 
   let lastPct = -1;
+  let lastAt = 0;
   const fileName = `${run.kind}-e${run.epoch}-${newId()}.zip`;
   return writeArchive({
     dir: ctx.paths.exportsDir,
@@ -94,8 +97,11 @@ export async function buildKeepsake(
         throw new BuildAbandoned("superseded");
       // 99 at most until the row commits as done.
       const pct = totalBytes > 0 ? Math.min(99, Math.floor((doneBytes * 100) / totalBytes)) : 0;
-      if (pct !== lastPct) {
+      // Every progress write is a committed (fsynced) row: write on a 5-point step, or once a second.
+      const now = ctx.clock.now();
+      if (lastPct < 0 || pct - lastPct >= PROGRESS_STEP || (pct > lastPct && now - lastAt >= 1000)) {
         lastPct = pct;
+        lastAt = now;
         if (!(await setProgress(db, run, pct, ctx.clock.iso()))) throw new BuildAbandoned("superseded");
       }
     },
