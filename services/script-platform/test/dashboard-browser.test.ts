@@ -191,9 +191,9 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     expect(page.url()).toMatch(/\/scripts\/new$/);
     await shot("03-script-error-at-line");
 
-    // Fix and save: the page moves to the saved script and the diagnostics go away.
+    // Fix and save from the keyboard: the page moves to the saved script, the diagnostics go away.
     await setSource(page, FIXED);
-    await page.getByRole("button", { name: "Create script" }).click();
+    await page.keyboard.press("Control+s");
     await page.waitForURL(new RegExp(`/admin/apps/${appId}/scripts/[0-9a-f-]{36}$`));
     await page.getByRole("heading", { name: "Script hello" }).waitFor();
     expect(await page.locator(".cm-lintRange-error").count()).toBe(0);
@@ -329,6 +329,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
 
     // The failed execution is listed with its error.
     await page.getByRole("link", { name: "Executions" }).click();
+    await page.selectOption("select[aria-label=Status]", "failed");
     const failed = page.getByTestId("executions").locator("li.execution", { hasText: "boom" }).first();
     await failed.locator(".badge", { hasText: "failed" }).waitFor();
     await failed.locator("button").click();

@@ -1,5 +1,6 @@
 import { javascript } from "@codemirror/lang-javascript";
 import { type Diagnostic, lintGutter, setDiagnostics } from "@codemirror/lint";
+import { keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { EditorHandle, SourceProblem } from "./editor.js";
 
@@ -19,11 +20,22 @@ export function createEditor(
   parent: HTMLElement,
   doc: string,
   onChange: () => void,
+  onSave: () => void,
 ): EditorHandle & { destroy(): void } {
   const view = new EditorView({
     doc,
     parent,
     extensions: [
+      // Before basicSetup so Mod-s saves the script instead of the browser saving the page.
+      keymap.of([
+        {
+          key: "Mod-s",
+          run: () => {
+            onSave();
+            return true;
+          },
+        },
+      ]),
       basicSetup,
       javascript(),
       lintGutter(),

@@ -17,10 +17,13 @@ export function CodeEditor(props: {
   initial: string;
   onReady: (handle: EditorHandle) => void;
   onChange?: () => void;
+  onSave?: () => void;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const onChange = useRef(props.onChange);
   onChange.current = props.onChange;
+  const onSave = useRef(props.onSave);
+  onSave.current = props.onSave;
   const [failed, setFailed] = useState<unknown>(null);
   useEffect(() => {
     let editor: { destroy(): void } | null = null;
@@ -28,7 +31,12 @@ export function CodeEditor(props: {
     import("./cm.js").then(
       ({ createEditor }) => {
         if (gone || !host.current) return;
-        const created = createEditor(host.current, props.initial, () => onChange.current?.());
+        const created = createEditor(
+          host.current,
+          props.initial,
+          () => onChange.current?.(),
+          () => onSave.current?.(),
+        );
         editor = created;
         props.onReady(created);
       },

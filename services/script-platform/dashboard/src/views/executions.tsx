@@ -18,7 +18,11 @@ function errorText(e: unknown): string | null {
 }
 
 export function ExecutionsPage({ appId }: { appId: string }) {
-  const executions = usePaged<Execution>((cursor) => `apps/${appId}/executions${qs({ cursor })}`, [appId]);
+  const [status, setStatus] = useState("");
+  const executions = usePaged<Execution>(
+    (cursor) => `apps/${appId}/executions${qs({ status, cursor })}`,
+    [appId, status],
+  );
   // Names for the rows; a failure here only costs the names, so it is not shown as an error.
   const scripts = useResource(() => allScripts(appId), [appId]);
   const names = new Map(scripts.data?.map((s) => [s.id, s.name]));
@@ -26,9 +30,16 @@ export function ExecutionsPage({ appId }: { appId: string }) {
     <Section
       title="Executions"
       actions={
-        <button type="button" onClick={executions.reload} disabled={executions.loading}>
-          Refresh
-        </button>
+        <div class="row">
+          <button type="button" onClick={executions.reload} disabled={executions.loading}>
+            Refresh
+          </button>
+          <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">all</option>
+            <option value="succeeded">succeeded</option>
+            <option value="failed">failed</option>
+          </select>
+        </div>
       }
     >
       <Loading resource={executions} />

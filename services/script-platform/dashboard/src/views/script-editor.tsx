@@ -62,6 +62,7 @@ function ScriptForm({
   onSaved: () => void;
 }) {
   const editor = useRef<EditorHandle | null>(null);
+  const form = useRef<HTMLFormElement>(null);
   const [name, setName] = useState(script?.name ?? "");
   const [kind, setKind] = useState<ScriptKind>(script?.kind ?? "endpoint");
   const [description, setDescription] = useState(script?.description ?? "");
@@ -109,7 +110,7 @@ function ScriptForm({
       title={script ? `Script ${script.name}` : "New script"}
       actions={<Link href={`/apps/${appId}/scripts`}>All scripts</Link>}
     >
-      <form class="stack" onSubmit={onSave}>
+      <form class="stack" onSubmit={onSave} ref={form}>
         <div class="grid">
           <Field label="Name">
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
@@ -139,13 +140,16 @@ function ScriptForm({
           />
         </Field>
         <div class="field">
-          <span>Source</span>
+          <span>
+            Source <small class="muted">(Ctrl+S or ⌘S saves)</small>
+          </span>
           <CodeEditor
             initial={script?.source ?? NEW_SOURCE}
             onReady={(h) => {
               editor.current = h;
             }}
             onChange={() => setSaved(false)}
+            onSave={() => form.current?.requestSubmit()}
           />
         </div>
         <Field
