@@ -50,7 +50,8 @@ export class KeepAlive {
   private timer: TimerHandle | null = null;
   private nextAt: number | null = null;
   private stoppedReason: string | null = null;
-  private inFlight: Promise<void> | null = null;
+  /** Pings not yet answered, including stale ones from older generations. */
+  private readonly inFlight = new Set<Promise<void>>();
   private lastBudgetS: number | null = null;
   private lastOkAt: number | null = null;
   private lastError: string | null = null;
@@ -92,9 +93,9 @@ export class KeepAlive {
     this.cancelTimer();
   }
 
-  /** Resolves when the ping in flight (if any) has been handled; tests await it. */
+  /** Resolves when every ping in flight (stale ones too) has been handled; tests await it. */
   async settled(): Promise<void> {
-    while (this.inFlight) await this.inFlight;
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
   }
 
   status(): KeepAliveStatus {
@@ -136,9 +137,9 @@ export class KeepAlive {
         (err) => this.onFailure(gen, err),
       )
       .finally(() => {
-        if (this.inFlight === run) this.inFlight = null;
+        this.inFlight.delete(run);
       });
-    this.inFlight = run;
+    this.inFlight.add(run);
   }
 
   private onSuccess(gen: number, budgetS: number): void {

@@ -101,7 +101,8 @@ export class FakePortal {
   /** Answer the next N authenticated requests with this status (transient failures). */
   failNext: { count: number; status: number } = { count: 0, status: 503 };
   /** While set, requests are held until released (lets tests model slow/in-flight pings). */
-  private holdGate: { promise: Promise<void>; release: () => void } | null = null;
+  private holdGate: { promise: Promise<void>; release: () => void; only: (path: string) => boolean } | null =
+    null;
   url = "";
 
   constructor(private readonly clock: Clock) {}
@@ -151,10 +152,13 @@ export class FakePortal {
     if (c) this.sessions.delete(`jwt:${c.accountId}:${c.jti}`);
   }
 
-  hold(): () => void {
+  /** Hold matching requests until the returned function is called. */
+  hold(only: (path: string) => boolean = () => true): () => void {
     let release = () => {};
-    const promise = new Promise<void>((r) => (release = r));
-    this.holdGate = { promise, release };
+    const promise = new Promise<void>((r) => {
+      release = r;
+    });
+    this.holdGate = { promise, release, only };
     return () => {
       this.holdGate = null;
       release();
@@ -213,7 +217,7 @@ export class FakePortal {
     const url = new URL(req.url ?? "/", "http://fake");
     const path = url.pathname;
     this.requests.push({ method: req.method ?? "", path, authorization: req.headers.authorization });
-    if (this.holdGate) await this.holdGate.promise;
+    if (this.holdGate?.only(path)) await this.holdGate.promise;
     if (req.method === "GET" && path === "/api/v3/config/public") {
       this.send(res, 200, {
         JWT_TIMEOUT_SECONDS: IDLE_TTL_S,
