@@ -82,19 +82,19 @@ export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: Fee
   }
   if (impossible) return { items: [], next_cursor: null, delta_cursor: deltaCursor };
 
-  const keys = await repo.feedPage(
-    ctx.database.db,
-    { tagsAny, uploader: query.uploader ?? null },
-    before ? { created_at: before[0], id: before[1] } : null,
-    limit + 1,
-  );
-  const page = keys.slice(0, limit);
-  const last = page.at(-1);
-  const items = await loadFeedItems(
-    ctx.database.db,
-    page.map((k) => k.id),
-    await viewerOf(ctx, user),
-  );
+  const viewer = await viewerOf(ctx, user);
+  // One connection for the page and its items: under load the request does not queue twice.
+  const { keys, items } = await ctx.database.db.connection().execute(async (conn) => {
+    const keys = await repo.feedPage(
+      conn,
+      { tagsAny, uploader: query.uploader ?? null },
+      before ? { created_at: before[0], id: before[1] } : null,
+      limit + 1,
+    );
+    const ids = keys.slice(0, limit).map((k) => k.id);
+    return { keys, items: await loadFeedItems(conn, ids, viewer) };
+  });
+  const last = keys.slice(0, limit).at(-1);
   return {
     items,
     next_cursor: keys.length > limit && last ? encode([last.created_at, last.id]) : null,

@@ -40,8 +40,8 @@ const toIso = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(St
 
 /**
  * Feed items for `ids`, in the order given (ids that no longer exist are skipped). Visibility is
- * the caller's business; counts leave out banned users' likes and comments. Five queries for any
- * number of ids.
+ * the caller's business; counts leave out banned users' likes and comments. Two queries for any
+ * number of ids (counts and liked_by_me are correlated subqueries).
  */
 export async function loadFeedItems(
   db: Kysely<GalleryDB>,
@@ -50,63 +50,59 @@ export async function loadFeedItems(
 ): Promise<FeedItem[]> {
   if (ids.length === 0) return [];
   const list = [...ids];
-  const [rows, likeCounts, commentCounts, mine, tags] = await Promise.all([
-    db
-      .selectFrom("uploads as u")
-      .innerJoin("users", "users.id", "u.user_id")
-      .select([
-        "u.id",
-        "u.user_id",
-        "users.display_name",
-        "u.caption",
-        "u.media_type",
-        "u.mime_type",
-        "u.created_at",
-        "u.updated_at",
-        "u.compression_status",
-        "u.width",
-        "u.height",
-        "u.duration_s",
-        "u.original_path",
-        "u.preview_path",
-        "u.display_path",
-        "u.thumbnail_path",
-      ])
-      .where("u.id", "in", list)
-      .execute(),
-    db
-      .selectFrom("likes")
-      .innerJoin("users", "users.id", "likes.user_id")
-      .select(["likes.upload_id", (eb) => eb.fn.countAll<number>().as("n")])
-      .where("likes.upload_id", "in", list)
-      .where("users.is_banned", "=", 0)
-      .groupBy("likes.upload_id")
-      .execute(),
-    db
-      .selectFrom("comments")
-      .innerJoin("users", "users.id", "comments.user_id")
-      .select(["comments.upload_id", (eb) => eb.fn.countAll<number>().as("n")])
-      .where("comments.upload_id", "in", list)
-      .where("comments.deleted_at", "is", null)
-      .where("users.is_banned", "=", 0)
-      .groupBy("comments.upload_id")
-      .execute(),
-    db
-      .selectFrom("likes")
-      .select("upload_id")
-      .where("upload_id", "in", list)
-      .where("user_id", "=", viewer.id)
-      .execute(),
-    db
-      .selectFrom("upload_hashtags")
-      .select(["upload_id", "tag"])
-      .where("upload_id", "in", list)
-      .orderBy("tag")
-      .execute(),
-  ]);
-  const likes = new Map(likeCounts.map((r) => [r.upload_id, Number(r.n)]));
-  const comments = new Map(commentCounts.map((r) => [r.upload_id, Number(r.n)]));
-  const liked = new Set(mine.map((r) => r.upload_id));
+  const rows = await db
+    .selectFrom("uploads as u")
+    .innerJoin("users", "users.id", "u.user_id")
+    .select((eb) => [
+      "u.id",
+      "u.user_id",
+      "users.display_name",
+      "u.caption",
+      "u.media_type",
+      "u.mime_type",
+      "u.created_at",
+      "u.updated_at",
+      "u.compression_status",
+      "u.width",
+      "u.height",
+      "u.duration_s",
+      "u.original_path",
+      "u.preview_path",
+      "u.display_path",
+      "u.thumbnail_path",
+      eb
+        .selectFrom("likes as l")
+        .innerJoin("users as lu", "lu.id", "l.user_id")
+        .select((e) => e.fn.countAll<number>().as("n"))
+        .whereRef("l.upload_id", "=", "u.id")
+        .where("lu.is_banned", "=", 0)
+        .as("like_count"),
+      eb
+        .selectFrom("comments as c")
+        .innerJoin("users as cu", "cu.id", "c.user_id")
+        .select((e) => e.fn.countAll<number>().as("n"))
+        .whereRef("c.upload_id", "=", "u.id")
+        .where("c.deleted_at", "is", null)
+        .where("cu.is_banned", "=", 0)
+        .as("comment_count"),
+      eb
+        .exists(
+          eb
+            .selectFrom("likes as ml")
+            .select("ml.upload_id")
+            .whereRef("ml.upload_id", "=", "u.id")
+            .where("ml.user_id", "=", viewer.id),
+        )
+        .as("liked_by_me"),
+    ])
+    .where("u.id", "in", list)
+    .execute();
+  const tags = await db
+    .selectFrom("upload_hashtags")
+    .select(["upload_id", "tag"])
+    .where("upload_id", "in", list)
+    .orderBy("tag")
+    .execute();
   const tagsBy = new Map<string, string[]>();
   for (const t of tags) {
     const arr = tagsBy.get(t.upload_id) ?? [];
@@ -130,9 +126,10 @@ export async function loadFeedItems(
       mime_type: r.mime_type,
       created_at: toIso(r.created_at),
       updated_at: toIso(r.updated_at),
-      like_count: likes.get(r.id) ?? 0,
-      comment_count: comments.get(r.id) ?? 0,
-      liked_by_me: liked.has(r.id),
+      like_count: Number(r.like_count ?? 0),
+      comment_count: Number(r.comment_count ?? 0),
+      // SQLite answers EXISTS with 0/1, PostgreSQL with a boolean.
+      liked_by_me: Number(r.liked_by_me) === 1,
       compression_status: r.compression_status,
       width: r.width,
       height: r.height,

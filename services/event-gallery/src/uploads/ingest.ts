@@ -216,6 +216,8 @@ async function streamToOriginal(
     await pipeline(
       counter,
       new Writable({
+        // Lets writev batch what arrives while a write is in flight: fewer, larger writes.
+        highWaterMark: 4 * 1024 * 1024,
         write(chunk: Buffer, _enc, cb) {
           size += chunk.length;
           fh.write(chunk).then(() => cb(), cb);

@@ -5,6 +5,7 @@ import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DERIVATIVES_REV } from "../../src/derivatives/pipeline.js";
 import { resolveMediaPath } from "../../src/uploads/storage.js";
+import { makeHeic } from "./heic.js";
 import {
   type Gallery,
   rotatedJpeg,
@@ -95,6 +96,20 @@ describe("derivatives worker", () => {
     expect(await size(png.display_path)).toEqual([900, 600]);
     expect(await size(png.preview_path)).toEqual([800, 533]);
     expect((await sharp(abs(png.thumbnail_path)).metadata()).channels).toBe(3);
+  });
+
+  it("decodes HEIC with the WASM decoder when sharp's prebuilt cannot (no HEVC)", async () => {
+    const heic = await makeHeic(64, 48);
+    await expect(sharp(heic).toBuffer()).rejects.toThrow();
+    const res = await upload(g, guest.token, heic, [], "image/jpeg");
+    expect(res.json().upload).toMatchObject({ media_type: "image", mime_type: "image/heic" });
+    const id = res.json().upload.id;
+    await worker(g).processPending();
+    const row = await uploadRow(g, id);
+    expect(row).toMatchObject({ compression_status: "done", width: 64, height: 48 });
+    const meta = await sharp(abs(row.display_path)).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(["jpeg", 64, 48]);
+    expect(row.original_path).toMatch(/\.heic$/);
   });
 
   it("a video gets one JPEG frame as thumbnail, its size and duration, and nothing else", async () => {

@@ -140,7 +140,7 @@ describe("media routes", () => {
       "/media%2Fa.jpg",
       "/media%2fa.jpg",
       "/%256Dedia/a.jpg",
-      "/%25366Dedia/a.jpg",
+      "/%25256Dedia/a.jpg",
       "/api/v1/%6Dedia/a.jpg",
       "/api%2Fv1%2Fmedia%2Fa.jpg",
       "//media/a.jpg",

@@ -88,6 +88,9 @@ describe("POST /upload", () => {
     const res = await upload(g, u.token, text, [], "image/jpeg");
     expect(res.statusCode).toBe(415);
     expect(res.json().error.code).toBe("unsupported_media_type");
+    const json = await g.call("POST", "/upload", { token: u.token, body: { file: "x" } });
+    expect(json.statusCode).toBe(415);
+    expect(json.json().error.code).toBe("unsupported_media_type");
     const pdf = await upload(
       g,
       u.token,

@@ -1,3 +1,4 @@
+import { AppError } from "@app/kit/errors";
 import { parseInput } from "@app/kit/validate";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
@@ -19,6 +20,8 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
     await scope.register(multipart, { throwFileSizeLimit: false, limits: { files: 1, fields: 64 } });
     scope.post("/upload", async (req, reply) => {
       const user = await ctx.auth.requireUser(req, { write: true });
+      if (!req.isMultipart())
+        throw new AppError(415, "unsupported_media_type", "Send the upload as multipart/form-data.");
       const result = await ingestUpload(ctx, user, (limits) => req.parts({ limits }));
       return reply.code(result.status).send({ upload: result.upload });
     });
