@@ -227,6 +227,13 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     await shot("06-mobile-executions");
     const overflow = await page.evaluate("document.documentElement.scrollWidth - window.innerWidth");
     expect(overflow as number).toBeLessThanOrEqual(0);
+    await page.goBack();
+    await page.getByRole("heading", { name: "Script hello" }).waitFor();
+    await page.locator(".cm-content").waitFor();
+    await shot("07-mobile-script");
+    expect(
+      (await page.evaluate("document.documentElement.scrollWidth - window.innerWidth")) as number,
+    ).toBeLessThanOrEqual(0);
 
     // Logout ends the session: the login form is back and the API refuses the old cookie.
     await page.getByRole("button", { name: "Log out" }).click();
@@ -269,7 +276,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
       .getByRole("button", { name: "Remove" })
       .click();
     await page.locator("ul.list li", { hasText: "ops.example.com" }).waitFor({ state: "detached" });
-    await shot("07-app-renamed-domains");
+    await shot("08-app-renamed-domains");
 
     // A failing script behind an async route.
     await page.goto(`${origin}${appPath}/scripts/new`);
@@ -292,7 +299,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     await trigger.locator(".ok", { hasText: "enabled" }).waitFor();
     await trigger.getByRole("button", { name: "Disable" }).click();
     await trigger.locator(".muted", { hasText: "disabled" }).waitFor();
-    await shot("08-triggers");
+    await shot("09-triggers");
     await trigger.getByRole("button", { name: "Delete" }).click();
     await page.getByText("No triggers.").waitFor();
 
@@ -303,7 +310,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     await page.getByRole("button", { name: "Register topic" }).click();
     const topic = page.locator("ul.list li", { hasText: "news" });
     await topic.locator(".badge", { hasText: "external" }).waitFor();
-    await shot("09-topics");
+    await shot("10-topics");
     await topic.getByRole("button", { name: "Delete" }).click();
     await page.getByText("No registered topics.").waitFor();
 
@@ -318,7 +325,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
       await letter.waitFor({ timeout: 250 }).catch(() => {});
     }
     await letter.getByRole("button", { name: "Ignore" }).waitFor();
-    await shot("10-dead-letter");
+    await shot("11-dead-letter");
     await letter.getByRole("button", { name: "Ignore" }).click();
     await page.getByText("No unresolved dead letters.").waitFor();
     await page.selectOption("select[aria-label=Status]", "resolved");
@@ -334,7 +341,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     await failed.locator(".badge", { hasText: "failed" }).waitFor();
     await failed.locator("button").click();
     await failed.locator(".error", { hasText: "kaboom" }).waitFor();
-    await shot("11-failed-execution");
+    await shot("12-failed-execution");
     expect(errors).toEqual([]);
   }, 60_000);
 });
