@@ -88,7 +88,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
 
   async function openPage(viewport = { width: 1100, height: 900 }) {
     const page = await browser.newPage({ viewport });
-    page.setDefaultTimeout(10_000);
+    page.setDefaultTimeout(15_000);
     const errors: string[] = [];
     page.on("pageerror", (e) => errors.push(e.message));
     // Deletes ask for confirmation first.
