@@ -108,10 +108,13 @@ describe("gallery in a browser", () => {
     const gone = join(work, "oops.jpg");
     writeFileSync(keep, await photo(30));
     writeFileSync(gone, await photo(220));
+    const later = join(work, "later.jpg");
+    writeFileSync(later, await photo(120));
     await anna.fill(".upload label:has-text('Caption') input", "Sunset at the lake");
     await anna.fill("input[placeholder='#party #dance']", "#party");
     await anna.locator("label.button input[type=file]").setInputFiles([keep]);
     await anna.waitForSelector(".q-done", { timeout: 20_000 });
+    await anna.fill(".upload label:has-text('Caption') input", "Oops");
     await anna.locator("label.button input[type=file]").setInputFiles([gone]);
     await anna.waitForSelector(".q-done >> nth=1", { timeout: 20_000 });
     await shot(anna, "feed-upload");
@@ -137,13 +140,27 @@ describe("gallery in a browser", () => {
     expect(await host.evaluate("localStorage.getItem('gallery.token')")).toBeNull();
     await shot(host, "admin");
     await host.click("header nav >> text=Feed");
-    await host.locator(".tile").first().click();
+    await host.locator(".tile:has-text('Oops')").click();
     await host.click("[data-testid=takedown]");
     await anna.waitForFunction("document.querySelectorAll('.tile').length === 1", null, { timeout: 10_000 });
     await host.click("header nav >> text=Host");
     await host.waitForSelector("[data-testid=qr]");
     await host.locator("tr[data-name=Ben] [data-testid=ban]").click();
     await host.waitForSelector("tr.banned[data-name=Ben]");
+
+    // Uploads locked: Anna's file waits in the IndexedDB queue, survives a reload, and goes up on
+    // its own when the event reopens.
+    await host.click("text=Lock uploads");
+    await anna.waitForSelector("text=Uploads are closed right now.", { timeout: 10_000 });
+    await anna.fill(".upload label:has-text('Caption') input", "After the break");
+    await anna.locator("label.button input[type=file]").setInputFiles([later]);
+    await anna.waitForSelector(".q-locked", { timeout: 10_000 });
+    await anna.reload();
+    await anna.waitForSelector(".q-locked", { timeout: 10_000 });
+    await shot(anna, "queue-locked");
+    await host.click("text=Unlock uploads");
+    await anna.waitForSelector(".q-done", { timeout: 20_000 });
+    await anna.waitForFunction("document.querySelectorAll('.tile').length === 2", null, { timeout: 10_000 });
     await shot(host, "host");
 
     // Release; the host watches both archives build.
@@ -169,8 +186,8 @@ describe("gallery in a browser", () => {
     }
     expect(Object.values(files).map((p) => p.split("/").pop())).toEqual(["Gallery.zip", "Memories.zip"]);
     const names = execFileSync("unzip", ["-Z1", files.zip!], { encoding: "utf8" }).trim().split("\n");
-    expect(names).toHaveLength(1);
-    expect(names[0]).toMatch(/^Anna\/.+\.jpg$/);
+    expect(names).toHaveLength(2);
+    for (const n of names) expect(n).toMatch(/^Anna\/.+\.jpg$/);
 
     // Memories.zip opened from disk, offline.
     const unpacked = join(work, "memories");
@@ -184,9 +201,12 @@ describe("gallery in a browser", () => {
     });
     await viewer.goto(pathToFileURL(join(unpacked, "index.html")).href);
     await viewer.waitForSelector("figure");
-    expect(await viewer.locator("figure").count()).toBe(1);
+    expect(await viewer.locator("figure").count()).toBe(2);
     expect(await viewer.textContent("figure figcaption")).toContain("Anna");
-    expect(await viewer.textContent("figure .caption")).toBe("Sunset at the lake");
+    expect(await viewer.locator("figure .caption").allTextContents()).toEqual([
+      "Sunset at the lake",
+      "After the break",
+    ]);
     expect(await viewer.textContent(".tags")).toContain("#party");
     // Ben is banned: his comment is hidden in the keepsake too.
     expect(await viewer.locator(".comments").count()).toBe(0);
@@ -194,11 +214,16 @@ describe("gallery in a browser", () => {
       "[...document.images].every((img) => img.complete && img.naturalWidth > 0)",
     );
     expect(loaded).toBe(true);
-    await viewer.click("figure .media");
+    await viewer.locator("figure .media").first().click();
     await viewer.waitForSelector("#lb.open img");
     await viewer.keyboard.press("Escape");
     expect(await viewer.locator("#lb.open").count()).toBe(0);
     expect(requests).toEqual([]);
     await shot(viewer, "memories-offline");
+
+    // The language switch.
+    await anna.click("text=Deutsch");
+    await anna.waitForSelector("text=Abmelden");
+    await shot(anna, "feed-de");
   });
 });

@@ -154,7 +154,8 @@ function send(item: QueueItem, blob: Blob): Promise<XhrResult> {
     xhr.open("POST", `${API}/upload`);
     const token = session.token();
     if (token) xhr.setRequestHeader("authorization", `Bearer ${token}`);
-    xhr.upload.onprogress = (e) => update(item.id, { sent: e.loaded });
+    // The multipart body is a little larger than the file: count file bytes only.
+    xhr.upload.onprogress = (e) => update(item.id, { sent: Math.min(e.loaded, item.size) });
     xhr.onload = () => {
       let body: Record<string, unknown> = {};
       try {
@@ -185,9 +186,9 @@ async function uploadOne(item: QueueItem): Promise<void> {
         return;
       }
       const err = (res.body.error ?? {}) as { code?: string; message?: string };
-      if (err.code === "uploads_locked") return update(item.id, { status: "locked" });
+      if (err.code === "uploads_locked") return update(item.id, { status: "locked", sent: 0 });
       if (res.status >= 500 || res.status === 429) throw new Error(err.message ?? `HTTP ${res.status}`);
-      return update(item.id, { status: "failed", error: err.message ?? `HTTP ${res.status}` });
+      return update(item.id, { status: "failed", sent: 0, error: err.message ?? `HTTP ${res.status}` });
     } catch (e) {
       if (attempt + 1 >= MAX_NETWORK_RETRIES)
         return update(item.id, { status: "failed", error: (e as Error).message });
