@@ -1,0 +1,250 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { request } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { FakeClock } from "@app/kit/clock";
+import { openDatabase } from "@app/kit/db";
+import { createTestEnv, type TestEnv, testBackend } from "@app/kit/db/testing";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PlatformDB } from "../../src/db/schema.js";
+import { openSseClient, type SseClient } from "./sse-client.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: response bodies are arbitrary JSON the assertions walk into
+type Json = any;
+
+const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+const ADMIN = { username: "scale", password: "scale-out password" };
+const HOST = "scale.test";
+const ROWS = 200;
+
+interface Instance {
+  proc: ChildProcess;
+  port: number;
+  output: string;
+}
+
+/** One platform process (`node --conditions=source --import tsx src/main.ts`) on the shared database. */
+function startInstance(env: TestEnv, key: string, name: string): Promise<Instance> {
+  const dataDir = mkdtempSync(join(tmpdir(), `sp-scale-${name}-`));
+  const proc = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN], {
+    env: {
+      ...process.env,
+      DATABASE_URL: env.databaseUrl,
+      DATA_DIR: dataDir,
+      HOST: "127.0.0.1",
+      PORT: "0",
+      PLATFORM_SECRET_KEY: key,
+      PLATFORM_ADMIN_USERNAME: ADMIN.username,
+      PLATFORM_ADMIN_PASSWORD: ADMIN.password,
+      LOG_LEVEL: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  proc.on("exit", () => rmSync(dataDir, { recursive: true, force: true }));
+  return new Promise((resolve, reject) => {
+    const inst: Instance = { proc, port: 0, output: "" };
+    const timer = setTimeout(() => reject(new Error(`${name} did not start: ${inst.output}`)), 40_000);
+    const onData = (chunk: Buffer) => {
+      inst.output += chunk.toString();
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(inst.output);
+      if (m && inst.port === 0) {
+        inst.port = Number(m[1]);
+        clearTimeout(timer);
+        resolve(inst);
+      }
+    };
+    proc.stdout?.on("data", onData);
+    proc.stderr?.on("data", onData);
+    proc.on("exit", (code) => reject(new Error(`${name} exited with ${code}: ${inst.output}`)));
+  });
+}
+
+async function until<T>(
+  what: string,
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe.skipIf(testBackend() !== "postgres")(
+  "scale-out: two platform processes on one PostgreSQL database",
+  () => {
+    let env: TestEnv;
+    let a: Instance;
+    let b: Instance;
+    let token = "";
+    let appId = "";
+    const scripts: Record<string, string> = {};
+    const database = () => openDatabase<PlatformDB>({ url: env.databaseUrl });
+    const sse: SseClient[] = [];
+
+    /** node:http rather than fetch: the Host header selects the app and fetch will not send one. */
+    const call = (inst: Instance, method: string, path: string, body?: unknown, host = "127.0.0.1") =>
+      new Promise<{ status: number; text: string; json(): Json }>((resolve, reject) => {
+        const payload = body === undefined ? undefined : JSON.stringify(body);
+        const req = request(
+          {
+            host: "127.0.0.1",
+            port: inst.port,
+            method,
+            path,
+            headers: {
+              host,
+              ...(token ? { authorization: `Bearer ${token}` } : {}),
+              ...(payload !== undefined ? { "content-type": "application/json" } : {}),
+            },
+          },
+          (res) => {
+            let text = "";
+            res.setEncoding("utf8");
+            res.on("data", (c: string) => {
+              text += c;
+            });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, text, json: () => JSON.parse(text) }));
+          },
+        );
+        req.on("error", reject);
+        req.end(payload);
+      });
+
+    beforeAll(async () => {
+      env = await createTestEnv("sp_scale");
+      const key = randomBytes(32).toString("hex");
+      // A first (it migrates and bootstraps the admin), then B on the same database.
+      a = await startInstance(env, key, "a");
+      b = await startInstance(env, key, "b");
+      const login = await call(a, "POST", "/api/v1/admin/login", ADMIN);
+      expect(login.status).toBe(200);
+      token = login.json().token;
+      const app = await call(a, "POST", "/api/v1/admin/apps", { slug: "scale" });
+      expect(app.status, app.text).toBe(201);
+      appId = app.json().id;
+      expect((await call(a, "POST", `/api/v1/admin/apps/${appId}/domains`, { host: HOST })).status).toBe(201);
+      const sources: Record<string, string> = {
+        count: `export default async function (ctx) {
+        const i = ctx.event.pubsub.message.i;
+        await docs.collection("runs").create({ i }, { id: String(i) });
+        return null;
+      }`,
+        fanout: `export default async function (ctx) {
+        for (let i = 0; i < ${ROWS}; i++) await pubsub.publishDurable("work", { i });
+        return { statusCode: 200, body: { published: ${ROWS} } };
+      }`,
+        announce: `export default async function (ctx) {
+        await pubsub.publishDurable("live", { from: "a", n: 1 });
+        return "sent";
+      }`,
+        token: `export default async function (ctx) { return pubsub.subscriberToken("live"); }`,
+      };
+      for (const [name, source] of Object.entries(sources)) {
+        const res = await call(a, "POST", "/api/v1/admin/scripts", {
+          app_id: appId,
+          name,
+          kind: "endpoint",
+          source,
+        });
+        expect(res.status, res.text).toBe(201);
+        scripts[name] = res.json().id;
+      }
+      const trig = await call(a, "POST", `/api/v1/admin/apps/${appId}/triggers/pubsub`, {
+        script_id: scripts.count,
+        topic: "work",
+      });
+      expect(trig.status, trig.text).toBe(201);
+      expect(
+        (await call(a, "POST", `/api/v1/admin/apps/${appId}/topics`, { name: "live", external: true }))
+          .status,
+      ).toBe(201);
+      for (const name of ["fanout", "announce", "token"]) {
+        const r = await call(a, "POST", `/api/v1/admin/scripts/${scripts[name]}/routes`, {
+          path: `/${name}`,
+          method: name === "token" ? "GET" : "POST",
+        });
+        expect(r.status, r.text).toBe(201);
+      }
+    }, 120_000);
+
+    afterAll(async () => {
+      for (const c of sse) c.close();
+      for (const inst of [a, b]) {
+        if (!inst || inst.proc.exitCode !== null) continue;
+        const exited = new Promise((r) => inst.proc.once("exit", r));
+        inst.proc.kill("SIGTERM");
+        await exited;
+      }
+      await env?.cleanup();
+    }, 60_000);
+
+    it("a route created through instance A is served by instance B", async () => {
+      const res = await until("B to serve /token", async () => {
+        const r = await call(b, "GET", "/token", undefined, HOST);
+        return r.status === 200 ? r : null;
+      });
+      expect(res.text.length).toBeGreaterThan(20);
+    });
+
+    it(`${ROWS} outbox rows enqueued through B are each run exactly once by the two dispatchers`, async () => {
+      const res = await call(b, "POST", "/fanout", {}, HOST);
+      expect(res.status, res.text).toBe(200);
+      const db = database();
+      try {
+        await until(
+          "every row to run",
+          async () => {
+            const left = await db.db
+              .selectFrom("outbox")
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .executeTakeFirst();
+            const runs = await db.db
+              .selectFrom("docs")
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .where("app_id", "=", appId)
+              .executeTakeFirst();
+            return Number(left?.n) === 0 && Number(runs?.n) === ROWS;
+          },
+          60_000,
+        );
+        const executions = await db.db
+          .selectFrom("executions")
+          .select(["status"])
+          .where("script_id", "=", scripts.count ?? "")
+          .execute();
+        expect(executions).toHaveLength(ROWS);
+        expect(executions.every((e) => e.status === "succeeded")).toBe(true);
+        const dead = await db.db.selectFrom("dead_letters").selectAll().execute();
+        expect(dead).toEqual([]);
+      } finally {
+        await db.close();
+      }
+    }, 90_000);
+
+    it("a realtime message published via A reaches a subscriber on B", async () => {
+      const t = await call(a, "GET", "/token", undefined, HOST);
+      expect(t.status).toBe(200);
+      const subscriberToken = t.text.replace(/^"|"$/g, "");
+      const client = await openSseClient(
+        b.port,
+        `/api/v1/realtime/topics/live?token=${encodeURIComponent(subscriberToken)}`,
+        {
+          host: HOST,
+        },
+      );
+      sse.push(client);
+      expect(client.status).toBe(200);
+      const sent = await call(a, "POST", "/announce", {}, HOST);
+      expect(sent.status, sent.text).toBe(200);
+      await client.waitFor('"from":"a"', new FakeClock());
+      expect(client.text()).toMatch(/event: message\ndata: \{"from":"a","n":1\}/);
+    });
+  },
+);
