@@ -27,6 +27,13 @@ const dated = z.object({
   detail: z.string().nullable(),
 });
 
+/** Sort key: the portal sends full ISO times, the timetable "YYYY-MM-DDTHH:mmZ" or a bare date. */
+const timeOf = (d: string): number => {
+  const t = Date.parse(d);
+  return Number.isNaN(t) ? 0 : t;
+};
+const byDate = (a: DatedItem, b: DatedItem) => timeOf(a.date) - timeOf(b.date);
+
 const pageInput = {
   limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
   cursor: z.string().max(200).optional(),
@@ -163,7 +170,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     (args) =>
       run(ctx, async () => {
         const { start, end } = range(ctx.clock.now(), args.from, args.to, 14);
-        const items = (await tt.homework(start, end)).sort((a, b) => a.date.localeCompare(b.date));
+        const items = (await tt.homework(start, end)).sort(byDate);
         return page(items, args.limit, args.cursor, "homework");
       }),
   );
@@ -180,7 +187,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     (args) =>
       run(ctx, async () => {
         const { start, end } = range(ctx.clock.now(), args.from, args.to, 28);
-        const items = (await tt.exams(start, end)).sort((a, b) => a.date.localeCompare(b.date));
+        const items = (await tt.exams(start, end)).sort(byDate);
         return page(items, args.limit, args.cursor, "exams");
       }),
   );
@@ -266,7 +273,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
         const items = lists
           .flat()
           .filter((i) => i.date.slice(0, 10) >= start && i.date.slice(0, 10) <= end)
-          .sort((a, b) => a.date.localeCompare(b.date));
+          .sort(byDate);
         const out = page(items, args.limit, args.cursor, "deadlines");
         return {
           structured: { ...out.structured, errors },
