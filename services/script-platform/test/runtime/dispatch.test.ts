@@ -258,6 +258,21 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
     expect((await inject("GET", `/hang?u=${encodeURIComponent(`${base}/ok`)}`)).body).toBe("ok");
   });
 
+  it("answers 504 when the script runs past its timeout", async () => {
+    const id = await script(
+      "slow",
+      `export default async (ctx) => (await http.get(ctx.request.query.u)).body_raw`,
+      { timeout_seconds: 1 },
+    );
+    await route(id, "/slow");
+    const res = inject("GET", `/slow?u=${encodeURIComponent(`${base}/hang`)}`);
+    while (pending.length < 1) await new Promise((r) => setImmediate(r));
+    await h.clock.advance(1000);
+    const r = await res;
+    expect([r.statusCode, r.json().error.code]).toEqual([504, "timeout"]);
+    for (const p of pending.splice(0)) p();
+  });
+
   it("records a result for a dropped inbox as an abandoned execution", async () => {
     const id = await script("quick", `export default () => "done"`);
     const waiter = runtime().inbox.register();
