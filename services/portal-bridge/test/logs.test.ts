@@ -17,11 +17,12 @@ describe("logs never contain request paths, tokens or secrets", () => {
     const url = h.url;
     seen.push(h.token as string);
     // Auth failures in every header form, a wrong path secret, the connector on /api.
-    for (const headers of [
+    const forms: Record<string, string>[] = [
       { authorization: "Bearer nope-guess" },
       { "x-api-key": `${AUTH}0` },
       { "x-auth-token": "x" },
-    ])
+    ];
+    for (const headers of forms)
       expect((await fetch(`${url}/mcp`, { method: "POST", headers })).status).toBe(401);
     expect((await fetch(`${url}/${PATH_SECRET}x/mcp`, { method: "POST" })).status).toBe(404);
     expect((await fetch(`${url}/api/token`, { headers: { "x-api-key": CONNECTOR } })).status).toBe(403);
