@@ -38,6 +38,8 @@ export interface WriteArchiveOptions {
    * (the builder uses this to check the epoch between entries and to report progress).
    */
   beforeEntry?: (index: number, doneBytes: number, totalBytes: number) => Promise<void>;
+  /** Aborting stops at once, also in the middle of a large entry (shutdown must not wait on it). */
+  signal?: AbortSignal;
 }
 
 const entrySize = (e: ArchiveEntry) => ("file" in e ? e.size : e.buffer.length);
@@ -53,11 +55,15 @@ export async function writeArchive(opts: WriteArchiveOptions): Promise<{ path: s
   const zip = new yazl.ZipFile();
   let failure: unknown = null;
   let done = 0;
+  let reading: Readable | null = null;
   zip.on("error", (err) => {
     failure ??= err;
-    // Ends the pipeline below, which closes the temp file.
+    // Ends the pipeline below, which closes the temp file, and stops reading the current source.
     (zip.outputStream as unknown as { destroy(e: unknown): void }).destroy(err);
+    reading?.destroy();
   });
+  const onAbort = () => zip.emit("error", opts.signal?.reason ?? new Error("aborted"));
+  opts.signal?.addEventListener("abort", onAbort, { once: true });
 
   opts.entries.forEach((entry, index) => {
     const options = {
@@ -84,13 +90,12 @@ export async function writeArchive(opts: WriteArchiveOptions): Promise<{ path: s
     }
   });
 
-  async function step(
-    index: number,
-    makeStream: () => NodeJS.ReadableStream,
-  ): Promise<NodeJS.ReadableStream> {
+  async function step(index: number, makeStream: () => Readable): Promise<Readable> {
     await opts.beforeEntry?.(index, done, total);
+    if (failure) throw failure;
     const entry = opts.entries[index]!;
     const s = makeStream();
+    reading = s;
     s.on("end", () => {
       done += entrySize(entry);
     });
@@ -108,6 +113,8 @@ export async function writeArchive(opts: WriteArchiveOptions): Promise<{ path: s
   } catch (err) {
     await removeQuietly(tmp);
     throw err;
+  } finally {
+    opts.signal?.removeEventListener("abort", onAbort);
   }
   const size = (await stat(finalPath)).size;
   return { path: finalPath, size };

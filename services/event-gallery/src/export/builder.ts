@@ -89,6 +89,7 @@ export async function buildKeepsake(
     dir: ctx.paths.exportsDir,
     fileName,
     entries,
+    signal,
     beforeEntry: async (index, doneBytes, totalBytes) => {
       if (signal.aborted) throw new BuildAbandoned("stopping");
       await hooks.beforeEntry?.(run.kind, index);
@@ -105,6 +106,8 @@ export async function buildKeepsake(
         if (!(await setProgress(db, run, pct, ctx.clock.iso()))) throw new BuildAbandoned("superseded");
       }
     },
+  }).catch((err) => {
+    throw signal.aborted ? new BuildAbandoned("stopping") : err;
   });
 }
 
