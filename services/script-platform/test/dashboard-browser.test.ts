@@ -291,7 +291,10 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
 
     // The app's script list shows it with its kind.
     await page.getByRole("link", { name: "All scripts" }).click();
-    await page.locator("ul.list li", { hasText: "boom" }).locator(".badge", { hasText: "endpoint" }).waitFor();
+    await page
+      .locator("ul.list li", { hasText: "boom" })
+      .locator(".badge", { hasText: "endpoint" })
+      .waitFor();
 
     // Triggers: create a cron trigger, disable it, delete it.
     await page.getByRole("link", { name: "Triggers" }).click();
