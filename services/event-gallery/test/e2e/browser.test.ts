@@ -29,6 +29,7 @@ describe("gallery in a browser", () => {
   let base: string;
   let browser: Browser;
   const contexts: BrowserContext[] = [];
+  const dialogs: string[] = [];
   const work = mkdtempSync(join(tmpdir(), "gallery-e2e-"));
 
   beforeAll(async () => {
@@ -72,7 +73,10 @@ describe("gallery in a browser", () => {
     });
     contexts.push(ctx);
     const page = await ctx.newPage();
-    page.on("dialog", (d) => d.accept());
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      d.accept();
+    });
     return page;
   };
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
@@ -220,6 +224,18 @@ describe("gallery in a browser", () => {
     expect(await viewer.locator("#lb.open").count()).toBe(0);
     expect(requests).toEqual([]);
     await shot(viewer, "memories-offline");
+
+    // The slideshow shows the remaining photos full screen.
+    await ben.goto(`${base}/slideshow`);
+    await ben.waitForSelector(".slideshow img", { timeout: 10_000 });
+    expect(await ben.textContent(".slideshow figcaption")).toContain("Anna");
+    await shot(ben, "slideshow");
+
+    // Reopening warns first, then withdraws the keepsake for everyone.
+    await host.click("[data-testid=reopen]");
+    expect(dialogs.at(-1)).toMatch(/withdraws the keepsake/);
+    await host.waitForSelector("[data-testid=release]");
+    await anna.waitForSelector("[data-testid=dl-zip]", { state: "detached", timeout: 10_000 });
 
     // The language switch.
     await anna.click("text=Deutsch");
