@@ -133,6 +133,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       for (const w of workers) w.start();
     };
     app.addHook("onListen", async () => startWorkers());
+    // Open SSE streams would otherwise keep app.close() waiting forever.
+    app.addHook("preClose", async () => hub.close());
 
     return {
       app,

@@ -65,7 +65,12 @@ export class StreamHub {
     for (const s of targets) if (hosts.has(s.userId)) s.stream.send(event, data);
   }
 
+  /**
+   * End every open stream and stop listening. Called from the root preClose hook: kit's own
+   * shutdown sweep only sees streams opened on the root instance, not in the /api/v1 plugin.
+   */
   close(): void {
     this.unsubscribe();
+    for (const s of [...this.subs]) s.stream.close();
   }
 }

@@ -92,3 +92,28 @@ describe("rate limiter", () => {
     expect(limiter.size()).toBe(3);
   });
 });
+
+describe("admin login limits", () => {
+  it("rate-limits admin login attempts per IP and never answers by name", async () => {
+    const g = await startGallery();
+    try {
+      const ip = "198.51.100.40";
+      for (let i = 0; i < 10; i++) {
+        const res = await g.call("POST", "/admin/login", { body: { password: `guess ${i}` }, ip });
+        expect(res.statusCode).toBe(401);
+        expect(res.json().error.code).toBe("invalid_credentials");
+      }
+      const limited = await g.call("POST", "/admin/login", {
+        body: { password: "correct horse battery staple" },
+        ip,
+      });
+      expect(limited.statusCode).toBe(429);
+      expect(limited.headers["retry-after"]).toBeDefined();
+      const unknownField = await g.call("POST", "/admin/login", { body: { password: "x", name: "Admin" } });
+      expect(unknownField.statusCode).toBe(422);
+      expect(unknownField.json().error.field).toBe("name");
+    } finally {
+      await g.close();
+    }
+  });
+});

@@ -144,6 +144,21 @@ describe("real-time stream", () => {
   });
 });
 
+describe("shutdown with open streams", () => {
+  it("ends every open stream when the app closes, instead of waiting on them", async () => {
+    const g = await startGallery();
+    const base = await g.built.app.listen({ port: 0, host: "127.0.0.1" });
+    const u = await g.join("Last Viewer");
+    const t = (await g.call("POST", "/stream/ticket", { token: u.token })).json().ticket;
+    const s = await openStream(base, t);
+    await s.until(": connected");
+    const closing = g.close();
+    // The stream ends (the read loop sees the end) and close() completes.
+    await expect(s.until("never-sent", 10_000)).rejects.toThrow(/stream ended/);
+    await closing;
+  });
+});
+
 describe("ticket store bounds", () => {
   it("refuses new tickets at the total cap instead of evicting, and prunes expired ones on issue", () => {
     const clock = new FakeClock();
