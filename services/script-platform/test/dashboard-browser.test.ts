@@ -288,6 +288,13 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     await page.selectOption('select[name="dispatch_mode"]', "async");
     await page.getByRole("button", { name: "Add route" }).click();
     await page.getByTestId("routes").locator("code", { hasText: "/boom" }).waitFor();
+    // A second route, deleted again.
+    await page.fill('input[name="path"]', "/temp/*");
+    await page.getByRole("button", { name: "Add route" }).click();
+    const temp = page.getByTestId("routes").locator("li", { hasText: "/temp/" });
+    await temp.getByRole("button", { name: "Delete" }).click();
+    await temp.waitFor({ state: "detached" });
+    expect(await page.getByTestId("routes").locator("li").count()).toBe(1);
 
     // The app's script list shows it with its kind.
     await page.getByRole("link", { name: "All scripts" }).click();
