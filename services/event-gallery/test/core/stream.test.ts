@@ -1,5 +1,8 @@
 import { FakeClock } from "@app/kit/clock";
+import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createEventBus } from "../../src/realtime/bus.js";
+import { StreamHub } from "../../src/realtime/hub.js";
 import { TicketStore } from "../../src/realtime/tickets.js";
 import { type Gallery, startGallery } from "./harness.js";
 
@@ -176,5 +179,31 @@ describe("ticket store bounds", () => {
     // s2's ticket expired at +30 s: pruned on this issue, which then fits.
     store.issue("u5", "s5");
     expect(store.size()).toBe(2);
+  });
+});
+
+describe("stream hub bound", () => {
+  it("refuses a new stream with 503 + Retry-After at its cap and frees the slot when one closes", async () => {
+    const bus = await createEventBus(captureLogger().logger);
+    const hub = new StreamHub({ logger: captureLogger().logger, bus, database: { db: null as never } }, 1);
+    const sent: string[] = [];
+    let onClose: () => void = () => {};
+    const fake = {
+      send: (e: string) => sent.push(e) > 0,
+      onClose: (fn: () => void) => {
+        onClose = fn;
+      },
+      close: () => onClose(),
+    };
+    hub.assertCapacity();
+    hub.add("u1", fake as never);
+    expect(() => hub.assertCapacity()).toThrowError(
+      expect.objectContaining({ status: 503, headers: { "retry-after": "5" } }),
+    );
+    bus.publish("like", { upload_id: "x" });
+    expect(sent).toEqual(["like"]);
+    fake.close();
+    expect(hub.size()).toBe(0);
+    hub.assertCapacity();
   });
 });
