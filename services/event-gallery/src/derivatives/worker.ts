@@ -42,6 +42,11 @@ export interface DerivativeWorker {
   stop(): Promise<void>;
   /** Render until no claimable upload is left (also what the background loop runs). */
   processPending(): Promise<number>;
+  /**
+   * Fail rows whose last attempt died with a previous process (write-ahead counter at 3, still
+   * processing). Run at boot only: at runtime such a row may be another process's live attempt.
+   */
+  failExhausted(): Promise<number>;
   /** Regenerate rows of older pipeline versions (run once per boot by start()). */
   backfill(): Promise<{ regenerated: number; failed: number }>;
   /** Delete media whose retention has passed. */
@@ -152,8 +157,6 @@ export function createDerivativeWorker(
   async function processPending(): Promise<number> {
     if (pumping) return pumping;
     pumping = (async () => {
-      // A process that died during a last attempt left rows it can no longer claim.
-      for (const job of await repo.exhausted(database.db, MAX_ATTEMPTS, 100)) await recordFailure(job, null);
       const counts = await Promise.all(Array.from({ length: concurrency }, () => lane()));
       return counts.reduce((a, b) => a + b, 0);
     })().finally(() => {
@@ -167,6 +170,12 @@ export function createDerivativeWorker(
     processPending().catch((err) =>
       logger.error({ err: describe(err, ctx.paths.mediaDir) }, "derivative worker error"),
     );
+  }
+
+  async function failExhausted(): Promise<number> {
+    const rows = await repo.exhausted(database.db, MAX_ATTEMPTS, 1_000);
+    for (const job of rows) await recordFailure(job, null);
+    return rows.length;
   }
 
   async function backfill(): Promise<{ regenerated: number; failed: number }> {
@@ -249,6 +258,7 @@ export function createDerivativeWorker(
       running = true;
       stopping = false;
       booting = ensureMediaDirs(ctx.paths.mediaDir)
+        .then(() => failExhausted())
         .then(() => boot())
         .catch(logErr("derivative worker start"));
     },
@@ -261,6 +271,7 @@ export function createDerivativeWorker(
       await Promise.allSettled([booting, pumping, backfilling, reclaiming]);
     },
     processPending,
+    failExhausted,
     backfill,
     reclaim,
   };

@@ -163,14 +163,17 @@ describe("derivatives worker", () => {
     expect(feed.items.map((i: { id: string }) => i.id)).not.toContain(id);
   });
 
-  it("an attempt that died with the process counts (write-ahead): exhausted rows are failed on the next run", async () => {
+  it("an attempt that died with the process counts (write-ahead): exhausted rows are failed at the next boot", async () => {
     const id = await uploaded(await solidJpeg());
     await g.built.ctx.database.db
       .updateTable("uploads")
       .set({ derivative_attempts: 3 })
       .where("id", "=", id)
       .execute();
-    await worker(g).processPending();
+    const w = worker(g);
+    expect(await w.processPending()).toBe(0);
+    expect((await uploadRow(g, id)).compression_status).toBe("processing");
+    expect(await w.failExhausted()).toBe(1);
     expect(await uploadRow(g, id)).toMatchObject({ compression_status: "failed", deleted_by: "system" });
   });
 

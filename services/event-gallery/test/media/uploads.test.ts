@@ -27,6 +27,8 @@ describe("POST /upload", () => {
 
   it("stores a sniffed JPEG and answers 201 with the contract's upload shape", async () => {
     const u = await g.join("Ada");
+    const events: [string, Record<string, unknown>][] = [];
+    const off = g.built.ctx.bus.subscribe((e, d) => events.push([e, d]));
     const res = await upload(
       g,
       u.token,
@@ -61,6 +63,8 @@ describe("POST /upload", () => {
       display_url: null,
       thumbnail_url: null,
     });
+    off();
+    expect(events).toEqual([["new-upload", { id: up.id, user_id: u.id }]]);
     const row = await uploadRow(g, up.id);
     expect(row.original_size_bytes).toBe(jpeg.length);
     expect(await userBytes(g, u.id)).toBe(jpeg.length);
@@ -331,25 +335,24 @@ describe("POST /upload", () => {
       data: Buffer.concat([jpeg, Buffer.alloc(2_000_000)]),
     });
     const cut = body.payload.subarray(0, 1_000_000);
-    await new Promise<void>((resolve) => {
-      const req = request({
-        host: "127.0.0.1",
-        port,
-        method: "POST",
-        path: "/api/v1/upload",
-        headers: {
-          ...body.headers,
-          authorization: `Bearer ${u.token}`,
-          "content-length": body.payload.length,
-        },
-      });
-      req.on("error", () => resolve());
-      req.on("response", () => resolve());
-      req.write(cut, () => setTimeout(() => req.destroy(), 100));
+    const tempFiles = async () => (await mediaFiles(g)).filter((f) => f.includes(".tmp-"));
+    const poll = async (done: () => Promise<boolean>) => {
+      for (let i = 0; i < 500 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    const req = request({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: "/api/v1/upload",
+      headers: { ...body.headers, authorization: `Bearer ${u.token}`, "content-length": body.payload.length },
     });
-    // The server notices the reset; wait until its handler has cleaned up.
-    for (let i = 0; i < 100 && (await mediaFiles(g)).length !== before.length; i++)
-      await new Promise((r) => setTimeout(r, 20));
+    req.on("error", () => {});
+    req.write(cut);
+    // The server is mid-stream (its temp file exists) when the client goes away.
+    await poll(async () => (await tempFiles()).length > 0);
+    expect(await tempFiles()).toHaveLength(1);
+    req.destroy();
+    await poll(async () => (await tempFiles()).length === 0);
     expect(await mediaFiles(g)).toEqual(before);
     const rows = await g.built.ctx.database.db
       .selectFrom("uploads")
