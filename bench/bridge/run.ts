@@ -1,0 +1,129 @@
+/**
+ * portal-bridge: what the bridge adds to a tool call.
+ * Compares `GET /api/v3/me` sent straight to the fake portal with the same read made as an MCP
+ * `tools/call` (api_get) through the bridge (Streamable HTTP, JSON responses, real sockets), at
+ * 1 and 50 concurrent sessions. Prints p50/p99 and the added latency. Target: < 1 ms at p50.
+ */
+import { systemClock } from "@app/kit/clock";
+import { loadEnv } from "@app/kit/config";
+import { createLogger } from "@app/kit/logger";
+import { mkdtempSync, rmSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { buildApp } from "../../services/portal-bridge/src/app.js";
+import { envSpec } from "../../services/portal-bridge/src/config.js";
+import { FakePortal } from "../../services/portal-bridge/test/fakes/portal.js";
+
+const AUTH = "b".repeat(64);
+const WARMUP = 300;
+
+function pct(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+async function timeLoop(calls: number, fn: () => Promise<void>, out: number[]): Promise<void> {
+  for (let i = 0; i < calls; i++) {
+    const t0 = performance.now();
+    await fn();
+    out.push(performance.now() - t0);
+  }
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), "bench-bridge-"));
+  const portal = new FakePortal(systemClock);
+  await portal.start();
+  const token = portal.login({ userId: "u1", accountId: "a1" });
+  // Logs go nowhere but are produced at info level, as in production.
+  const logger = createLogger({ name: "bench", level: "info", stream: { write: () => {} } });
+  const config = loadEnv(envSpec, {
+    DATA_DIR: dataDir,
+    MCP_AUTH_TOKEN: AUTH,
+    PORTAL_BASE_URL: portal.url,
+    PORTAL_JWT_COOKIE: token,
+    KEEPALIVE_INTERVAL_MS: "0",
+    MCP_MAX_SESSIONS: "200",
+  });
+  const built = await buildApp(config, { logger });
+  await built.app.listen({ port: 0, host: "127.0.0.1" });
+  const bridge = `http://127.0.0.1:${(built.app.server.address() as AddressInfo).port}/mcp`;
+
+  const direct = async () => {
+    const res = await fetch(`${portal.url}/api/v3/me`, { headers: { authorization: `Bearer ${token}` } });
+    await res.json();
+  };
+
+  const headers = {
+    authorization: `Bearer ${AUTH}`,
+    "content-type": "application/json",
+    accept: "application/json, text/event-stream",
+  };
+  const openSession = async (): Promise<string> => {
+    const res = await fetch(bridge, {
+      method: "POST",
+      headers,
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 0,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+      }),
+    });
+    await res.json();
+    const sid = res.headers.get("mcp-session-id") as string;
+    await fetch(bridge, {
+      method: "POST",
+      headers: { ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }),
+    });
+    return sid;
+  };
+  let id = 1;
+  const viaBridge = (sid: string) => async () => {
+    const res = await fetch(bridge, {
+      method: "POST",
+      headers: { ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: id++,
+        method: "tools/call",
+        params: { name: "api_get", arguments: { path: "/api/v3/me" } },
+      }),
+    });
+    const body = (await res.json()) as { result?: { isError?: boolean } };
+    if (!body.result || body.result.isError) throw new Error("tool call failed");
+  };
+
+  const rows: string[] = [];
+  const started = performance.now();
+  for (const sessions of [1, 50]) {
+    const perSession = sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1500) : Number(process.env.BENCH_CALLS_50 ?? 40);
+    const sids = await Promise.all(Array.from({ length: sessions }, openSession));
+    await timeLoop(WARMUP, direct, []);
+    await timeLoop(WARMUP, viaBridge(sids[0] as string), []);
+    const d: number[] = [];
+    const b: number[] = [];
+    await Promise.all(Array.from({ length: sessions }, () => timeLoop(perSession, direct, d)));
+    await Promise.all(sids.map((sid) => timeLoop(perSession, viaBridge(sid), b)));
+    d.sort((x, y) => x - y);
+    b.sort((x, y) => x - y);
+    const [d50, d99, b50, b99] = [pct(d, 50), pct(d, 99), pct(b, 50), pct(b, 99)];
+    rows.push(
+      `${String(sessions).padStart(8)}  ${String(d.length).padStart(6)}  ${d50.toFixed(3).padStart(8)}  ${d99.toFixed(3).padStart(8)}  ${b50.toFixed(3).padStart(8)}  ${b99.toFixed(3).padStart(8)}  ${(b50 - d50).toFixed(3).padStart(8)}  ${(b50 / d50).toFixed(2).padStart(6)}`,
+    );
+  }
+  console.log("portal-bridge: tool call (api_get /api/v3/me) through the bridge vs GET straight to the fake portal");
+  console.log("latencies in ms, per call, measured by the client; concurrency = concurrent sessions/clients");
+  console.log("sessions   calls  dir p50   dir p99  brg p50   brg p99  added p50  ratio");
+  for (const r of rows) console.log(r);
+  console.log(`target: bridge adds < 1 ms at p50   (total ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+
+  await built.app.close();
+  await built.close();
+  await portal.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+}
+
+await main();
