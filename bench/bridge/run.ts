@@ -4,14 +4,15 @@
  * `tools/call` (api_get) through the bridge (Streamable HTTP, JSON responses, real sockets), at
  * 1 and 50 concurrent sessions. Prints p50/p99 and the added latency. Target: < 1 ms at p50.
  */
-import { systemClock } from "@app/kit/clock";
-import { loadEnv } from "@app/kit/config";
-import { createLogger } from "@app/kit/logger";
+
 import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { systemClock } from "@app/kit/clock";
+import { loadEnv } from "@app/kit/config";
+import { createLogger } from "@app/kit/logger";
 import { buildApp } from "../../services/portal-bridge/src/app.js";
 import { envSpec } from "../../services/portal-bridge/src/config.js";
 import { FakePortal } from "../../services/portal-bridge/test/fakes/portal.js";
@@ -68,7 +69,11 @@ async function main(): Promise<void> {
         jsonrpc: "2.0",
         id: 0,
         method: "initialize",
-        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } },
+        params: {
+          protocolVersion: "2025-06-18",
+          capabilities: {},
+          clientInfo: { name: "bench", version: "1" },
+        },
       }),
     });
     await res.json();
@@ -99,7 +104,8 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const started = performance.now();
   for (const sessions of [1, 50]) {
-    const perSession = sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1500) : Number(process.env.BENCH_CALLS_50 ?? 40);
+    const perSession =
+      sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1500) : Number(process.env.BENCH_CALLS_50 ?? 40);
     const sids = await Promise.all(Array.from({ length: sessions }, openSession));
     await timeLoop(WARMUP, direct, []);
     await timeLoop(WARMUP, viaBridge(sids[0] as string), []);
@@ -114,11 +120,15 @@ async function main(): Promise<void> {
       `${String(sessions).padStart(8)}  ${String(d.length).padStart(6)}  ${d50.toFixed(3).padStart(8)}  ${d99.toFixed(3).padStart(8)}  ${b50.toFixed(3).padStart(8)}  ${b99.toFixed(3).padStart(8)}  ${(b50 - d50).toFixed(3).padStart(8)}  ${(b50 / d50).toFixed(2).padStart(6)}`,
     );
   }
-  console.log("portal-bridge: tool call (api_get /api/v3/me) through the bridge vs GET straight to the fake portal");
+  console.log(
+    "portal-bridge: tool call (api_get /api/v3/me) through the bridge vs GET straight to the fake portal",
+  );
   console.log("latencies in ms, per call, measured by the client; concurrency = concurrent sessions/clients");
   console.log("sessions   calls  dir p50   dir p99  brg p50   brg p99  added p50  ratio");
   for (const r of rows) console.log(r);
-  console.log(`target: bridge adds < 1 ms at p50   (total ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  console.log(
+    `target: bridge adds < 1 ms at p50   (total ${((performance.now() - started) / 1000).toFixed(1)} s)`,
+  );
 
   await built.app.close();
   await built.close();
