@@ -27,7 +27,7 @@ describe("web app serving", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("serves index.html for the app's own paths, never cached", async () => {
+  it("serves index.html for the app's own pages, never cached", async () => {
     for (const url of ["/", "/host", "/join", "/slideshow?x=1"]) {
       const res = await app.inject({ url });
       expect(res.statusCode, url).toBe(200);
@@ -45,8 +45,15 @@ describe("web app serving", () => {
     expect(res.headers["cache-control"]).toContain("immutable");
   });
 
-  it("never answers API, media or health paths with the app", async () => {
-    for (const url of ["/api/v1/nothing", "/api/v2", "/media/x.jpg", "/%6Dedia/x.jpg", "/API/v1/x"]) {
+  it("answers every other path with the JSON 404, never with the app", async () => {
+    for (const url of [
+      "/api/v1/nothing",
+      "/api/v2",
+      "/media/x.jpg",
+      "/%6Dedia/x.jpg",
+      "/no/such/thing",
+      "/host/x",
+    ]) {
       const res = await app.inject({ url });
       expect(res.statusCode, url).toBe(404);
       expect(res.json().error.code).toBe("not_found");

@@ -1,19 +1,21 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { notFound } from "@app/kit/errors";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
 
 /** The built web app (Vite output of web/), the same relative place from src/ and from dist/. */
 export const WEB_DIST = fileURLToPath(new URL("../../../web/dist/", import.meta.url));
 
-/** Paths that never fall back to the web app: the API, health, and media (which answers 404). */
-const NOT_APP = /^\/(api|media|healthz)(\/|$)/i;
+/**
+ * The app's own pages (client-side routes): each answers with index.html. Every other unknown
+ * path keeps the common JSON 404, so nothing under /api or /media is ever answered with the app.
+ */
+export const APP_PAGES = ["/", "/join", "/slideshow", "/host", "/admin"] as const;
 
 /**
  * Root-level HTTP concerns of the web app: X-Frame-Options on every response (SAMEORIGIN for the
  * export endpoints, so a hidden same-origin frame can deliver a download; DENY elsewhere), the
- * built app's files, and the single-page fallback to index.html for the app's own paths.
+ * built app's files, and index.html for the app's own pages.
  */
 export async function registerWebApp(app: FastifyInstance, opts: { dir?: string } = {}): Promise<void> {
   app.addHook("onSend", async (req, reply, payload) => {
@@ -42,14 +44,8 @@ export async function registerWebApp(app: FastifyInstance, opts: { dir?: string 
       );
     },
   });
-  app.get("/*", async (req, reply) => {
-    let path = req.url.split("?")[0] ?? "/";
-    try {
-      path = decodeURIComponent(path);
-    } catch {
-      throw notFound();
-    }
-    if (NOT_APP.test(path)) throw notFound();
-    return reply.type("text/html; charset=utf-8").header("cache-control", "no-cache").send(indexHtml);
-  });
+  for (const page of APP_PAGES)
+    app.get(page, async (_req, reply) =>
+      reply.type("text/html; charset=utf-8").header("cache-control", "no-cache").send(indexHtml),
+    );
 }
