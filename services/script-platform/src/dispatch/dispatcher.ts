@@ -2,6 +2,7 @@ import { type Clock, type TimerHandle, toIso } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { Logger } from "@app/kit/logger";
+import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
 import { executionsRepo } from "../execution/executions-repo.js";
 import type { Executor, Finished, Job } from "../execution/executor.js";
@@ -105,8 +106,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         });
     });
 
-  const runRow = async (row: OutboxRow): Promise<void> => {
-    const job = toJob(row);
+  const runRow = async (row: OutboxRow, script?: ScriptRecord): Promise<void> => {
+    const job = { ...toJob(row), script: script ?? null };
     let finished: Finished;
     try {
       finished = await executor.run(job);
@@ -134,8 +135,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     await settle(row, job, finished, delivered);
   };
 
-  const start = (row: OutboxRow) => {
-    const p: Promise<void> = runRow(row)
+  const start = (row: OutboxRow, script?: ScriptRecord) => {
+    const p: Promise<void> = runRow(row, script)
       .catch((err) =>
         logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
       )
@@ -207,7 +208,7 @@ export function createDispatcher(deps: DispatcherDeps) {
      * by this process (one commit, no polling delay). Otherwise it is inserted unclaimed and the
      * next tick claims it. Returns when the row is committed.
      */
-    async submitOwn(row: OutboxRow): Promise<void> {
+    async submitOwn(row: OutboxRow, script?: ScriptRecord): Promise<void> {
       if (!stopped && running < deps.maxConcurrency) {
         running++;
         const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
@@ -217,7 +218,7 @@ export function createDispatcher(deps: DispatcherDeps) {
           running--;
           throw err;
         }
-        start(claimed);
+        start(claimed, script);
         return;
       }
       await commits.run((trx) => repo.insert(trx, row));

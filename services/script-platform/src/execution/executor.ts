@@ -2,6 +2,7 @@ import type { Clock } from "@app/kit/clock";
 import type { ScriptLookup } from "../context.js";
 import type { SandboxPolicy } from "../control/sandbox-policy.js";
 import type { Principal } from "../control/scopes.js";
+import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { Engine, FailureKind, RunOutcome } from "../sandbox/engine.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import { resolveLimits } from "../sandbox/limits.js";
@@ -34,6 +35,8 @@ export interface Job {
   event: unknown;
   principal: Principal | null;
   depth: number;
+  /** The script as the request already loaded it (sync requests run in this process); else loaded here. */
+  script?: ScriptRecord | null;
 }
 
 export type JobOutcome =
@@ -80,7 +83,7 @@ export function createExecutor(deps: ExecutorDeps) {
           finished_at: clock.iso(),
         },
       });
-      const script = await deps.scripts.byId(job.scriptId);
+      const script = job.script?.id === job.scriptId ? job.script : await deps.scripts.byId(job.scriptId);
       if (!script || script.app_id !== job.appId || script.kind !== "endpoint")
         return record({ ok: false, kind: "script_not_found", message: "The script does not exist." }, [], 0);
       let modules: Map<string, string>;

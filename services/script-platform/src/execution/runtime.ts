@@ -3,6 +3,7 @@ import { unavailable } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformContext, ServiceProvider, WorkerFactory } from "../context.js";
 import type { Principal } from "../control/scopes.js";
+import type { ScriptRecord } from "../control/scripts-repo.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
 import { Inbox } from "../dispatch/inbox.js";
 import { encodeHttpPayload, type OutboxRow } from "../dispatch/outbox.js";
@@ -32,6 +33,8 @@ export interface Runtime {
 export interface InvokeInput {
   appId: string;
   scriptId: string;
+  /** The script as loaded for this request (saves the dispatcher a read). */
+  script?: ScriptRecord;
   timeoutSeconds: number | null;
   mode: "sync" | "async";
   request: RequestView;
@@ -113,7 +116,7 @@ export function createRuntime(ctx: PlatformContext): Runtime {
     const waiter = inbox.register();
     if (!waiter) throw unavailable(1, "Too many scripts are running; try again shortly.", "busy");
     try {
-      await d.submitOwn({ ...row, reply_to: waiter.replyTo });
+      await d.submitOwn({ ...row, reply_to: waiter.replyTo }, input.script);
     } catch (err) {
       waiter.drop();
       throw err;

@@ -168,12 +168,9 @@ export class Engine {
 
     try {
       // The engine's own InternalError prototype: real stack overflows and out-of-memory errors
-      // carry it. The global is removed so a script cannot build one and fake a limit.
+      // carry it. The prelude removes the global so a script cannot build one and fake a limit.
       const internalErrorCtor = keep(vm.getProp(vm.global, "InternalError"));
       const internalErrorProto = keep(vm.getProp(internalErrorCtor, "prototype"));
-      vm.unwrapResult(
-        vm.evalCode("delete globalThis.InternalError;", "prelude-setup.js", { type: "global" }),
-      ).dispose();
 
       const hostLog = keep(
         vm.newFunction("hostLog", (levelH, textH) => {

@@ -22,8 +22,7 @@ export const executeRoutes: RouteModule = async (app, ctx) => {
         );
       return serveScript(ctx, req, reply, {
         appId: script.app_id,
-        scriptId: script.id,
-        timeoutSeconds: script.timeout_seconds,
+        script,
         mode: "sync",
         params: {},
         rest: "",

@@ -2,6 +2,7 @@ import { type AppError, badRequest, notFound } from "@app/kit/errors";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { PlatformContext } from "../../context.js";
 import type { Principal } from "../../control/scopes.js";
+import type { ScriptRecord } from "../../control/scripts-repo.js";
 import type { RequestView } from "../../execution/executor.js";
 import { failureError, toHttpAnswer } from "../../execution/response.js";
 
@@ -76,8 +77,7 @@ export async function serveScript(
   reply: FastifyReply,
   target: {
     appId: string;
-    scriptId: string;
-    timeoutSeconds: number | null;
+    script: ScriptRecord;
     mode: "sync" | "async";
     params: Record<string, string>;
     rest: string;
@@ -86,8 +86,9 @@ export async function serveScript(
 ): Promise<FastifyReply> {
   const result = await ctx.services.runtime.invoke({
     appId: target.appId,
-    scriptId: target.scriptId,
-    timeoutSeconds: target.timeoutSeconds,
+    scriptId: target.script.id,
+    script: target.script,
+    timeoutSeconds: target.script.timeout_seconds,
     mode: target.mode,
     request: requestView(req, target.params, target.rest, target.principal),
     requestId: String(req.id),

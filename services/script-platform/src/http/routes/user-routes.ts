@@ -19,8 +19,7 @@ export const userRoutes: RouteModule = async (app, ctx) => {
       if (!script || script.app_id !== m.app_id) throw noRoute();
       return serveScript(ctx, req, reply, {
         appId: m.app_id,
-        scriptId: m.script_id,
-        timeoutSeconds: script.timeout_seconds,
+        script,
         mode: m.route.dispatch_mode === "async" ? "async" : "sync",
         params: m.params,
         rest: m.rest,
