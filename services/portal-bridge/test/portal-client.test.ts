@@ -99,6 +99,33 @@ describe("portal client", () => {
     hanging.close();
   });
 
+  it("refuses to read a JSON answer over 10 MiB (declared or streamed)", async () => {
+    const big = (withLength: boolean) => async () => {
+      const chunk = new Uint8Array(1024 * 1024).fill(32);
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(c) {
+          if (sent++ < 11) c.enqueue(chunk);
+          else c.close();
+        },
+      });
+      return new Response(body, {
+        status: 200,
+        headers: withLength ? { "content-length": String(11 * 1024 * 1024) } : {},
+      });
+    };
+    for (const withLength of [true, false]) {
+      const c = new PortalClient({
+        baseUrl: "http://portal.invalid",
+        timeoutMs: 5000,
+        clock,
+        currentToken: () => token,
+        fetch: big(withLength),
+      });
+      await expect(c.getJson("/api/v3/tasks")).rejects.toMatchObject({ kind: "too_large" });
+    }
+  });
+
   it("without PORTAL_BASE_URL answers 'not configured'; without a token 'no token'", async () => {
     const none = new PortalClient({ baseUrl: undefined, timeoutMs: 5000, clock, currentToken: () => token });
     expect(none.configured).toBe(false);

@@ -60,7 +60,24 @@ async function serve(req: FastifyRequest, reply: FastifyReply, session: Session)
     session.active -= 1;
   });
   reply.hijack();
-  await session.transport.handleRequest(req.raw, reply.raw, req.body);
+  await handleHijacked(req, reply, () => session.transport.handleRequest(req.raw, reply.raw, req.body));
+}
+
+/** After hijack() Fastify's error handler cannot answer; a failure must be answered here. */
+async function handleHijacked(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  run: () => Promise<void>,
+): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    req.log.error({ err_name: (err as Error)?.name }, "MCP transport failed");
+    if (!reply.raw.headersSent) {
+      reply.raw.writeHead(500, { "content-type": "application/json" });
+      reply.raw.end(JSON.stringify({ error: { code: "internal_error", message: "Internal server error." } }));
+    } else reply.raw.destroy();
+  }
 }
 
 async function serveStateless(req: FastifyRequest, reply: FastifyReply, deps: McpHandlerDeps): Promise<void> {
@@ -74,5 +91,5 @@ async function serveStateless(req: FastifyRequest, reply: FastifyReply, deps: Mc
   });
   await server.connect(transport);
   reply.hijack();
-  await transport.handleRequest(req.raw, reply.raw, req.body);
+  await handleHijacked(req, reply, () => transport.handleRequest(req.raw, reply.raw, req.body));
 }

@@ -17,6 +17,7 @@ export type PortalErrorKind =
   | "timeout"
   | "network"
   | "bad_response"
+  | "too_large"
   | "forbidden_request";
 
 const DESCRIPTIONS: Record<PortalErrorKind, string> = {
@@ -29,6 +30,7 @@ const DESCRIPTIONS: Record<PortalErrorKind, string> = {
   timeout: "The portal did not answer in time.",
   network: "The portal could not be reached.",
   bad_response: "The portal sent a response that is not valid JSON.",
+  too_large: "The portal's answer is larger than the bridge reads (10 MiB).",
   forbidden_request: "The bridge refused to send this request (read-only toward the portal).",
 };
 
@@ -149,7 +151,7 @@ export class PortalClient {
   ): Promise<T> {
     const { res, done, used } = await this.send(method, path, query, token, auth, {}, true);
     try {
-      const text = await res.text();
+      const text = await readCapped(res, MAX_JSON_BYTES, used);
       try {
         return (text === "" ? null : JSON.parse(text)) as T;
       } catch {
@@ -230,6 +232,32 @@ export class PortalClient {
       return new PortalError("timeout", null, token);
     return new PortalError("network", null, token);
   }
+}
+
+/** JSON answers are read into memory; a bound keeps one odd answer from exhausting it. */
+export const MAX_JSON_BYTES = 10 * 1024 * 1024;
+
+async function readCapped(res: Response, cap: number, token: string | null): Promise<string> {
+  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
+  if (declared > cap) {
+    await res.body?.cancel();
+    throw new PortalError("too_large", res.status, token);
+  }
+  if (!res.body) return "";
+  const reader = res.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > cap) {
+      await reader.cancel();
+      throw new PortalError("too_large", res.status, token);
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 /** Read-only guard: GET anything under /api/, or POST to the refresh-session route only. */
