@@ -54,6 +54,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   let ticking: Promise<void> | null = null;
   let again = false;
   let poll: TimerHandle | null = null;
+  /** Aborted on stop: in-flight runs end at once (their rows are settled as failures). */
+  let shutdown = new AbortController();
   let unsubscribe: (() => Promise<void>) | null = null;
 
   const toJob = (row: OutboxRow): Job => {
@@ -110,7 +112,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     const job = { ...toJob(row), script: script ?? null };
     let finished: Finished;
     try {
-      finished = await executor.run(job);
+      finished = await executor.run(job, shutdown.signal);
     } catch (err) {
       logger.error({ err, outbox_id: row.id }, "execution failed in the host");
       const now = clock.iso();
@@ -234,6 +236,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     },
     async start() {
       stopped = false;
+      shutdown = new AbortController();
       poll = clock.setInterval(wake, deps.pollMs ?? 1000);
       if (database.backend === "postgres")
         unsubscribe = await database.notifier.subscribe(OUTBOX_CHANNEL, wake);
@@ -243,6 +246,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       stopped = true;
       poll?.cancel();
       await unsubscribe?.();
+      shutdown.abort();
       await idle();
     },
   };

@@ -65,7 +65,7 @@ export interface ExecutorDeps {
 export function createExecutor(deps: ExecutorDeps) {
   const { clock } = deps;
   return {
-    async run(job: Job): Promise<Finished> {
+    async run(job: Job, signal?: AbortSignal): Promise<Finished> {
       const startedAt = clock.iso();
       const started = clock.now();
       const record = (outcome: JobOutcome, logs: RunOutcome["logs"], durationMs: number): Finished => ({
@@ -109,6 +109,7 @@ export function createExecutor(deps: ExecutorDeps) {
         source: script.source,
         modules,
         ctx,
+        ...(signal ? { signal } : {}),
         limits: resolveLimits(script.sandbox, script.timeout_seconds, deps.sandbox.ceilings),
         host: sdkHost(deps.sdk, {
           appId: script.app_id,

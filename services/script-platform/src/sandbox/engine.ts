@@ -48,6 +48,8 @@ export interface RunRequest {
   ctx: unknown;
   limits: RunLimits;
   host: HostCall;
+  /** Aborting ends the run (shutdown): it fails as internal_error. */
+  signal?: AbortSignal;
 }
 
 export const LOG_MAX_ENTRIES = 200;
@@ -148,6 +150,9 @@ export class Engine {
     );
     const vm = rt.newContext();
     const timer = clock.setTimeout(() => halt("timeout"), limits.timeoutMs);
+    const onAbort = () => halt("internal_error");
+    if (req.signal?.aborted) onAbort();
+    req.signal?.addEventListener("abort", onAbort, { once: true });
     const handles: QuickJSHandle[] = [];
     const keep = <T extends QuickJSHandle>(h: T): T => {
       handles.push(h);
@@ -341,6 +346,7 @@ export class Engine {
     } finally {
       state.done = true;
       timer.cancel();
+      req.signal?.removeEventListener("abort", onAbort);
       abort.abort();
       for (const d of live) if (d.alive) d.dispose();
       for (const h of handles.reverse()) if (h.alive) h.dispose();

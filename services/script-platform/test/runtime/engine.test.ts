@@ -187,6 +187,21 @@ describe("engine", () => {
     }
   });
 
+  it("ends a run when its abort signal fires (shutdown)", async () => {
+    const ac = new AbortController();
+    const p = engine.run({
+      name: "main",
+      source: `export default async () => kv.collection("c").get("k")`,
+      modules: new Map(),
+      ctx: {},
+      limits: resolveLimits({}, 30),
+      host: () => new Promise(() => {}),
+      signal: ac.signal,
+    });
+    ac.abort();
+    expect(await p).toMatchObject({ ok: false, kind: "internal_error" });
+  });
+
   it("imports module scripts by name", async () => {
     const r = await run(`import { greet } from "greetings"; export default () => greet("a");`, {
       modules: { greetings: `export function greet(n) { return "hi " + n; }` },
