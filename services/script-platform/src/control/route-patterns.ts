@@ -184,15 +184,21 @@ export function methodMatches(routeMethod: string, method: string): boolean {
   return routeMethod === "ANY" || routeMethod === method || (method === "HEAD" && routeMethod === "GET");
 }
 
-/** Match a request path (no query string) against one pattern's path. */
+/** The segments of a request path (no query string), as matchPath compares them. */
+export function splitPath(path: string): string[] {
+  return path === "/" ? [] : path.slice(1).split("/");
+}
+
+/** Match a request path (no query string) against one pattern's path; `split` is splitPath(path) when the caller has it. */
 export function matchPath(
   p: CompiledPattern,
   path: string,
+  split?: readonly string[],
 ): { params: Record<string, string>; rest: string } | null {
   if (p.path_kind === "exact") return path === p.path ? { params: {}, rest: "" } : null;
   if (p.path_kind === "prefix")
     return path.startsWith(p.path) ? { params: {}, rest: path.slice(p.path.length) } : null;
-  const parts = path === "/" ? [] : path.slice(1).split("/");
+  const parts = split ?? splitPath(path);
   if (parts.length !== p.segments.length) return null;
   const params: Record<string, string> = {};
   for (let i = 0; i < parts.length; i++) {

@@ -12,6 +12,7 @@ import {
   normalizeHost,
   type PathKind,
   precedenceCompare,
+  splitPath,
 } from "./route-patterns.js";
 
 /** A route as the admin API shows it. */
@@ -58,8 +59,10 @@ interface CompiledRoute extends CompiledPattern {
 
 interface Bucket {
   exact: Map<string, CompiledRoute[]>;
-  /** Param and prefix routes in precedence order. */
-  ordered: CompiledRoute[];
+  /** Param and prefix routes whose first segment is a literal, by that literal, in precedence order. */
+  byFirst: Map<string, CompiledRoute[]>;
+  /** Param and prefix routes starting with a parameter (or the root prefix), in precedence order. */
+  generic: CompiledRoute[];
 }
 
 interface AppRoutes {
@@ -77,14 +80,26 @@ interface Snapshot {
 
 const CHANNEL = "platform_routes_changed";
 
-const emptyBucket = (): Bucket => ({ exact: new Map(), ordered: [] });
+const emptyBucket = (): Bucket => ({ exact: new Map(), byFirst: new Map(), generic: [] });
 
 function addToBucket(b: Bucket, r: CompiledRoute): void {
   if (r.path_kind === "exact") {
     const list = b.exact.get(r.path) ?? [];
     list.push(r);
     b.exact.set(r.path, list);
-  } else b.ordered.push(r);
+    return;
+  }
+  const first = r.segments[0];
+  if (first && "lit" in first) {
+    const list = b.byFirst.get(first.lit) ?? [];
+    list.push(r);
+    b.byFirst.set(first.lit, list);
+  } else b.generic.push(r);
+}
+
+function sortBucket(b: Bucket): void {
+  for (const list of b.byFirst.values()) list.sort(precedenceCompare);
+  b.generic.sort(precedenceCompare);
 }
 
 function matchBucket(
@@ -98,9 +113,18 @@ function matchBucket(
     const r = exact.find((x) => x.method === method) ?? (exact[0] as CompiledRoute);
     return { r, params: {}, rest: "" };
   }
-  for (const r of b.ordered) {
+  const parts = splitPath(path);
+  const a = b.byFirst.get(parts[0] ?? "") ?? [];
+  const g = b.generic;
+  // Walk both precedence-ordered lists as one.
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < g.length) {
+    const takeA =
+      j >= g.length || (i < a.length && precedenceCompare(a[i] as CompiledRoute, g[j] as CompiledRoute) <= 0);
+    const r = (takeA ? a[i++] : g[j++]) as CompiledRoute;
     if (!methodMatches(r.method, method)) continue;
-    const m = matchPath(r, path);
+    const m = matchPath(r, path, parts);
     if (m) return { r, ...m };
   }
   return null;
@@ -146,7 +170,7 @@ export function buildSnapshot(
   for (const app of apps.values()) {
     app.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
     const all = [app.any, ...app.strict.values(), ...app.wildcard.map((w) => w.bucket)];
-    for (const b of all) b.ordered.sort(precedenceCompare);
+    for (const b of all) sortBucket(b);
   }
   return { exactHosts, wildcardHosts, apps };
 }

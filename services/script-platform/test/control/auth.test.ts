@@ -1,4 +1,8 @@
+import { loadEnv } from "@app/kit/config";
+import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildApp } from "../../src/app.js";
+import { envSpec } from "../../src/config.js";
 import { ADMIN, type Harness, startHarness } from "./harness.js";
 
 describe("admin authentication and accounts", () => {
@@ -267,6 +271,33 @@ describe("admin bootstrap", () => {
       expect(h.logs.text()).not.toContain(password);
       const res = await h.call("POST", "/api/v1/admin/login", { username: "admin", password }, null);
       expect(res.statusCode).toBe(200);
+
+      // A restart with bootstrap variables set changes nothing once an admin exists.
+      const config = loadEnv(envSpec, {
+        DATA_DIR: h.dataDir,
+        DATABASE_URL: h.built.ctx.config.DATABASE_URL,
+        PLATFORM_ADMIN_USERNAME: "late",
+        PLATFORM_ADMIN_PASSWORD: "late-password",
+      });
+      const announced: string[] = [];
+      const again = await buildApp(config, {
+        logger: captureLogger().logger,
+        announce: (l) => announced.push(l),
+      });
+      try {
+        expect(announced).toEqual([]);
+        const late = await again.app.inject({
+          method: "POST",
+          url: "/api/v1/admin/login",
+          payload: { username: "late", password: "late-password" },
+        });
+        expect(late.statusCode).toBe(401);
+        const admins = await again.ctx.database.db.selectFrom("admins").select("username").execute();
+        expect(admins).toEqual([{ username: "admin" }]);
+      } finally {
+        await again.app.close();
+        await again.close();
+      }
     } finally {
       await h.close();
     }
