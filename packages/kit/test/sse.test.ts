@@ -51,6 +51,26 @@ afterEach(async () => {
 });
 
 describe("SSE writer", () => {
+  it("closes streams opened inside an encapsulated (prefixed) plugin when the app closes", async () => {
+    const app = createHttpApp({ logger: captureLogger().logger });
+    let opened!: (s: SseStream) => void;
+    const got = new Promise<SseStream>((r) => (opened = r));
+    await app.register(
+      async (api) => {
+        api.get("/events", (_req, reply) => opened(openSse(reply, { heartbeatMs: 0 })));
+      },
+      { prefix: "/api/v1" },
+    );
+    await app.listen({ port: 0, host: "127.0.0.1" });
+    const { port } = app.server.address() as AddressInfo;
+    const req = request({ host: "127.0.0.1", port, path: "/api/v1/events" });
+    req.on("error", () => {});
+    req.end();
+    const stream = await got;
+    await app.close(); // would hang if the stream were not found
+    expect(stream.closed).toBe(true);
+  });
+
   it("frames events, sends heartbeats on the clock, and closes on app shutdown", async () => {
     const clock = new FakeClock();
     const srv = await sseServer({ clock });

@@ -64,9 +64,12 @@ export class Dialect {
     return JSON.stringify(value);
   }
 
-  /** Value read from a JSON column (PostgreSQL hands back parsed JSON, SQLite the text). */
+  /**
+   * Value read from a JSON column. PostgreSQL hands back parsed JSON (a stored JSON string comes
+   * back as a JS string and must not be parsed again); SQLite hands back the text.
+   */
   fromJson<T = unknown>(value: unknown): T {
-    if (value === null || value === undefined) return value as T;
+    if (value === null || value === undefined || this.backend === "postgres") return value as T;
     return (typeof value === "string" ? JSON.parse(value) : value) as T;
   }
 

@@ -41,8 +41,10 @@ export class SseStream {
     raw.on("error", () => this.finish());
     const every = opts.heartbeatMs ?? 25_000;
     if (every > 0) this.heartbeat = clock.setInterval(() => this.comment("ping"), every);
-    registry(reply.server).add(this);
-    this.onClose(() => registry(reply.server).delete(this));
+    // Keyed by the Node server, shared by every encapsulated Fastify context of the app.
+    const streams = registry(reply.server.server);
+    streams.add(this);
+    this.onClose(() => streams.delete(this));
   }
 
   get closed(): boolean {
@@ -95,19 +97,19 @@ export class SseStream {
   }
 }
 
-const registries = new WeakMap<FastifyInstance, Set<SseStream>>();
-function registry(app: FastifyInstance): Set<SseStream> {
-  let set = registries.get(app);
+const registries = new WeakMap<object, Set<SseStream>>();
+function registry(server: object): Set<SseStream> {
+  let set = registries.get(server);
   if (!set) {
     set = new Set();
-    registries.set(app, set);
+    registries.set(server, set);
   }
   return set;
 }
 
 /** Ends every open stream of an app; createHttpApp calls this on close so shutdown never hangs. */
 export function closeAllSse(app: FastifyInstance): void {
-  for (const s of [...registry(app)]) s.close();
+  for (const s of [...registry(app.server)]) s.close();
 }
 
 export function openSse(reply: FastifyReply, opts: SseOptions = {}): SseStream {
