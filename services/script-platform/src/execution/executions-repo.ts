@@ -26,6 +26,14 @@ export function executionsRepo(database: Database<PlatformDB>) {
         .onConflict((oc) => oc.column("id").doNothing())
         .execute();
     },
+    /** Drop log entries older than `beforeIso` (the log is bounded by age). */
+    async prune(beforeIso: string): Promise<number> {
+      const r = await database.db
+        .deleteFrom("executions")
+        .where("created_at", "<", beforeIso)
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
+    },
     /** Newest first (ids are UUID v7, so id order is start order); `before` is the cursor. */
     async list(appId: string, opts: { before?: string | null; limit: number; status?: string | null }) {
       let q = database.db

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { toIso } from "@app/kit/clock";
 import { unavailable } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformContext, ServiceProvider, WorkerFactory } from "../context.js";
@@ -13,6 +14,7 @@ import { ModuleResolver } from "../sandbox/module-loader.js";
 import { createOutboundHttp, type OutboundHttp } from "../sdk/http.js";
 import type { SdkDeps } from "../sdk/types.js";
 import { principalToJson } from "../triggers/principal.js";
+import { executionsRepo } from "./executions-repo.js";
 import { createExecutor, type Executor, type JobOutcome, type RequestView } from "./executor.js";
 
 /** Extra wait for a sync result beyond the script's own timeout (seed: timeout plus 2 s). */
@@ -148,12 +150,29 @@ export const runtimeProvider: ServiceProvider = (ctx) => {
   ctx.services.runtime = createRuntime(ctx);
 };
 
-/** Worker: the outbox dispatcher (and the outbound HTTP agent's shutdown). */
-export const dispatcherWorker: WorkerFactory = (ctx) => ({
-  name: "dispatcher",
-  start: () => ctx.services.runtime.dispatcher.start(),
-  async stop() {
-    await ctx.services.runtime.dispatcher.stop();
-    await ctx.services.runtime.http.close();
-  },
-});
+/** How long the executions log keeps an entry (the log is bounded by age). */
+export const EXECUTION_LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
+const PRUNE_EVERY_MS = 3600 * 1000;
+
+/** Worker: the outbox dispatcher, the executions-log pruning, and the outbound HTTP agent's shutdown. */
+export const dispatcherWorker: WorkerFactory = (ctx) => {
+  const repo = executionsRepo(ctx.database);
+  let timer: { cancel(): void } | null = null;
+  const prune = () =>
+    repo
+      .prune(toIso(ctx.clock.now() - EXECUTION_LOG_RETENTION_MS))
+      .catch((err) => ctx.logger.warn({ err }, "pruning the executions log failed"));
+  return {
+    name: "dispatcher",
+    async start() {
+      await ctx.services.runtime.dispatcher.start();
+      await prune();
+      timer = ctx.clock.setInterval(() => void prune(), PRUNE_EVERY_MS);
+    },
+    async stop() {
+      timer?.cancel();
+      await ctx.services.runtime.dispatcher.stop();
+      await ctx.services.runtime.http.close();
+    },
+  };
+};

@@ -2,6 +2,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { EXECUTION_LOG_RETENTION_MS } from "../../src/execution/runtime.js";
 import { type Harness, startHarness } from "../control/harness.js";
 
 describe("execution through HTTP: sync and async dispatch via the outbox", () => {
@@ -380,5 +382,31 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
     for (const r of rows)
       expect(r).toMatchObject({ claimed_by: null, lease_until: null, attempts: ex.length });
     expect(new Set(ex.map((e) => e.id)).size).toBe(ex.length);
+  });
+
+  it("bounds the executions log by age", async () => {
+    const db = h.built.ctx.database.db;
+    const old = {
+      id: newId(),
+      app_id: appId,
+      script_id: newId(),
+      invocation_type: "http",
+      status: "succeeded",
+      duration_ms: 1,
+      logs: "[]",
+      error: null,
+      finished_at: null,
+    };
+    await db
+      .insertInto("executions")
+      .values({ ...old, created_at: new Date(h.clock.now() - 8 * 24 * 3600 * 1000).toISOString() })
+      .execute();
+    const before = (await db.selectFrom("executions").select("id").execute()).length;
+    expect(
+      await executionsRepo(h.built.ctx.database).prune(
+        new Date(h.clock.now() - EXECUTION_LOG_RETENTION_MS).toISOString(),
+      ),
+    ).toBe(1);
+    expect((await db.selectFrom("executions").select("id").execute()).length).toBe(before - 1);
   });
 });
