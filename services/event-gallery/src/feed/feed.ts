@@ -112,9 +112,10 @@ export interface FeedDelta {
 }
 
 /**
- * GET /feed/delta: what changed since the cursor. New visible uploads go to `items`, edits and
- * finished derivatives of older ones to `changes`, deletions to `removed_ids`, bans to
- * `hidden_user_ids`. At most `limit` uploads per call; `has_more` says to call again at once.
+ * GET /feed/delta: what changed since the cursor. New visible uploads go to `items`; edits,
+ * finished derivatives and new likes/comments of older ones to `changes`; deletions to
+ * `removed_ids`; bans to `hidden_user_ids`. At most `limit` changed uploads (plus at most `limit`
+ * with new social activity) per call; `has_more` says to call again at once.
  */
 export async function readDelta(
   ctx: GalleryContext,
@@ -141,6 +142,10 @@ export async function readDelta(
     else changedIds.push(r.id);
   }
   const viewer = await viewerOf(ctx, user);
+  // Likes and comments change counts without touching the upload row.
+  const seen = new Set(page.map((r) => r.id));
+  for (const id of await repo.socialActivitySince(ctx.database.db, at, limit))
+    if (!seen.has(id)) changedIds.push(id);
   const [items, changes, hidden] = await Promise.all([
     loadFeedItems(ctx.database.db, newIds.reverse(), viewer),
     loadFeedItems(ctx.database.db, changedIds, viewer),

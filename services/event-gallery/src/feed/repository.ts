@@ -97,6 +97,39 @@ export async function changesAfter(db: Db, at: string, afterId: string, limit: n
   }));
 }
 
+/**
+ * Visible uploads from before `at` whose likes or comments changed after it (a like, a new or
+ * deleted comment): their counts changed. An unlike leaves no row; clients learn it from the
+ * `like` event on the stream.
+ */
+export async function socialActivitySince(db: Db, at: string, limit: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom("uploads as u")
+    .innerJoin("users as us", "us.id", "u.user_id")
+    .select("u.id")
+    .where("u.deleted_at", "is", null)
+    .where("us.is_banned", "=", 0)
+    .where("us.uploads_hidden_at", "is", null)
+    .where("u.created_at", "<=", at)
+    .where((eb) =>
+      eb.or([
+        eb("u.id", "in", eb.selectFrom("likes").select("likes.upload_id").where("likes.created_at", ">", at)),
+        eb(
+          "u.id",
+          "in",
+          eb
+            .selectFrom("comments")
+            .select("comments.upload_id")
+            .where((c) => c.or([c("comments.created_at", ">", at), c("comments.deleted_at", ">", at)])),
+        ),
+      ]),
+    )
+    .orderBy("u.created_at", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 /** Users hidden (banned) after `at`; capped, since a reconnecting client needs only recent ones. */
 export async function hiddenUsersSince(db: Db, at: string, cap: number): Promise<string[]> {
   const rows = await db

