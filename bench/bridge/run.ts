@@ -5,17 +5,9 @@
  * 1 and 50 concurrent sessions. Prints p50/p99 and the added latency. Target: < 1 ms at p50.
  */
 
-import { mkdtempSync, rmSync } from "node:fs";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { once } from "node:events";
 import { performance } from "node:perf_hooks";
-import { systemClock } from "@app/kit/clock";
-import { loadEnv } from "@app/kit/config";
-import { createLogger } from "@app/kit/logger";
-import { buildApp } from "../../services/portal-bridge/src/app.js";
-import { envSpec } from "../../services/portal-bridge/src/config.js";
-import { FakePortal } from "../../services/portal-bridge/test/fakes/portal.js";
+import { Worker } from "node:worker_threads";
 
 const AUTH = "b".repeat(64);
 const WARMUP = 300;
@@ -32,24 +24,29 @@ async function timeLoop(calls: number, fn: () => Promise<void>, out: number[]): 
   }
 }
 
-async function main(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), "bench-bridge-"));
-  const portal = new FakePortal(systemClock);
-  await portal.start();
-  const token = portal.login({ userId: "u1", accountId: "a1" });
-  // Logs go nowhere but are produced at info level, as in production.
-  const logger = createLogger({ name: "bench", level: "info", stream: { write: () => {} } });
-  const config = loadEnv(envSpec, {
-    DATA_DIR: dataDir,
-    MCP_AUTH_TOKEN: AUTH,
-    PORTAL_BASE_URL: portal.url,
-    PORTAL_JWT_COOKIE: token,
-    KEEPALIVE_INTERVAL_MS: "0",
-    MCP_MAX_SESSIONS: "200",
+/** Start a worker (own event loop) and wait for its first message. */
+async function startWorker<T>(file: string, workerData: unknown = {}): Promise<{ worker: Worker; info: T }> {
+  // Workers need the TypeScript loader registered again (module hooks are per thread).
+  const worker = new Worker(new URL("./worker-entry.mjs", import.meta.url), {
+    workerData: { ...(workerData as object), entry: new URL(file, import.meta.url).href },
+    execArgv: ["--conditions=source"],
   });
-  const built = await buildApp(config, { logger });
-  await built.app.listen({ port: 0, host: "127.0.0.1" });
-  const bridge = `http://127.0.0.1:${(built.app.server.address() as AddressInfo).port}/mcp`;
+  const [info] = (await once(worker, "message")) as [T];
+  return { worker, info };
+}
+
+async function main(): Promise<void> {
+  // Client (this thread), bridge and fake portal each get their own event loop, as they would
+  // as separate processes; otherwise the client's own work would be counted as bridge latency.
+  const portalW = await startWorker<{ url: string; token: string }>("./portal-worker.ts");
+  const portal = portalW.info;
+  const token = portal.token;
+  const bridgeW = await startWorker<{ url: string }>("./bridge-worker.ts", {
+    portalUrl: portal.url,
+    token,
+    auth: AUTH,
+  });
+  const bridge = bridgeW.info.url;
 
   const direct = async () => {
     const res = await fetch(`${portal.url}/api/v3/me`, { headers: { authorization: `Bearer ${token}` } });
@@ -105,7 +102,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   for (const sessions of [1, 50]) {
     const perSession =
-      sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1500) : Number(process.env.BENCH_CALLS_50 ?? 40);
+      sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1500) : Number(process.env.BENCH_CALLS_50 ?? 30);
     const sids = await Promise.all(Array.from({ length: sessions }, openSession));
     await timeLoop(WARMUP, direct, []);
     await timeLoop(WARMUP, viaBridge(sids[0] as string), []);
@@ -130,10 +127,10 @@ async function main(): Promise<void> {
     `target: bridge adds < 1 ms at p50   (total ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
 
-  await built.app.close();
-  await built.close();
-  await portal.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  for (const w of [bridgeW.worker, portalW.worker]) {
+    w.postMessage("stop");
+    await once(w, "exit");
+  }
 }
 
 await main();
