@@ -1,7 +1,6 @@
 import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bumpEpochIfReleased } from "../../src/event/state.js";
 import { type Gallery, startGallery } from "../core/harness.js";
 import { addComment, addUpload, type FixtureUpload, zipEntry, zipNames, zipTest } from "./fixtures.js";
 
@@ -232,16 +231,8 @@ describe("keepsake export", () => {
       await g.call("POST", "/export/ticket", { token: alice.token, body: { kind: "zip" } })
     ).json();
     const removed = uploads[1]!;
-    // What a host takedown does (owned elsewhere): soft delete and epoch bump in one transaction.
-    await g.built.ctx.database.writeTx(async (trx) => {
-      await trx
-        .updateTable("uploads")
-        .set({ deleted_at: g.clock.iso(), deleted_by: "host" })
-        .where("id", "=", removed.id)
-        .execute();
-      await bumpEpochIfReleased(trx, g.clock);
-    });
-    g.built.ctx.bus.publish("upload-removed", { id: removed.id });
+    // A host takedown bumps the epoch in its own transaction and publishes upload-removed.
+    expect((await g.call("DELETE", `/host/upload/${removed.id}`, { token: admin })).statusCode).toBe(204);
 
     const stale = (await g.call("GET", "/export/status", { token: alice.token })).json();
     expect(stale).toMatchObject({ released: true, epoch: 2, zip: { ready: false }, html: { ready: false } });
@@ -251,9 +242,13 @@ describe("keepsake export", () => {
       (await g.call("POST", "/export/ticket", { token: alice.token, body: { kind: "zip" } })).statusCode,
     ).toBe(404);
 
-    // A second removal within the window restarts the 20 s debounce.
+    // A second removal within the window (a host comment removal) restarts the 20 s debounce.
     await g.clock.advance(15_000);
-    g.built.ctx.bus.publish("comment-removed", { id: "x" });
+    const comment = await g.built.ctx.database.db
+      .selectFrom("comments")
+      .select("id")
+      .executeTakeFirstOrThrow();
+    expect((await g.call("DELETE", `/host/comment/${comment.id}`, { token: admin })).statusCode).toBe(204);
     await g.clock.advance(15_000);
     const jobs = await g.built.ctx.database.db.selectFrom("export_jobs").select(["kind", "epoch"]).execute();
     expect(jobs.every((j) => j.epoch === 1)).toBe(true);
@@ -262,12 +257,16 @@ describe("keepsake export", () => {
     await g.clock.advance(5_000);
     await ready;
     const fresh = (await g.call("GET", "/export/status", { token: alice.token })).json();
-    expect(fresh).toMatchObject({ epoch: 2, zip: { ready: true }, html: { ready: true } });
+    expect(fresh).toMatchObject({ epoch: 3, zip: { ready: true }, html: { ready: true } });
     const res = await download(alice.token, "zip");
     expect(res.statusCode).toBe(200);
     const names = zipNames(saveZip(res.rawPayload, "Gallery2.zip"));
     expect(names).toHaveLength(2);
     expect(names.some((n) => n.includes(removed.id))).toBe(false);
+    const memories = await download(alice.token, "html");
+    const html = zipEntry(saveZip(memories.rawPayload, "Memories2.zip"), "index.html").toString("utf8");
+    expect(html).not.toContain("Wow, so pretty!");
+    expect(html).not.toContain("Dance floor");
     // The superseded archives were pruned; only the two current ones remain.
     expect(readdirSync(g.built.ctx.paths.exportsDir)).toHaveLength(2);
   });
@@ -286,7 +285,7 @@ describe("keepsake export", () => {
     expect(published.slice(n).map((p) => p.event)).toEqual(["event-opened", "export-invalidated"]);
     expect((await g.call("GET", `/export/html/download?ticket=${t.ticket}`)).statusCode).toBe(404);
     const status = (await g.call("GET", "/export/status", { token: alice.token })).json();
-    expect(status).toMatchObject({ released: false, epoch: 3, zip: { ready: false, status: "none" } });
+    expect(status).toMatchObject({ released: false, epoch: 4, zip: { ready: false, status: "none" } });
     // The withdrawn archives are deleted from disk.
     expect(readdirSync(g.built.ctx.paths.exportsDir)).toEqual([]);
   });
