@@ -180,7 +180,7 @@ export function createAdmins(deps: { database: Database<PlatformDB>; clock: Cloc
           );
         await repo.insertKey(trx, row);
       });
-      return { ...repo.toKey({ ...row, scopes: row.scopes }), secret };
+      return { ...repo.toKey(row), scopes: [...new Set(input.scopes)], secret };
     },
 
     /** Keys visible to the caller: all with admin:read, else their own. */

@@ -3,6 +3,8 @@ import type { Database, Kysely } from "@app/kit/db";
 import { AppError, conflict, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
+import { appNotFound } from "./apps.js";
+import { appsRepo } from "./apps-repo.js";
 import {
   DEFAULT_TIMEOUT_S,
   type SandboxOverrides,
@@ -159,6 +161,7 @@ async function resolveImports(
 export function createScripts(deps: ScriptsDeps) {
   const { database, clock, sandbox } = deps;
   const repo = scriptsRepo(database);
+  const apps = appsRepo(database);
 
   const view = async (s: ScriptRecord, db: Db = database.db): Promise<ScriptView> => ({
     ...s,
@@ -207,6 +210,8 @@ export function createScripts(deps: ScriptsDeps) {
       };
       try {
         await database.writeTx(async (trx) => {
+          // One writer per app at a time: the import graph and name checks see every commit before them.
+          if (!(await apps.lock(trx, appId))) throw appNotFound();
           const count = await trx
             .selectFrom("scripts")
             .select((eb) => eb.fn.countAll<number>().as("n"))
@@ -249,6 +254,7 @@ export function createScripts(deps: ScriptsDeps) {
       const analysis = analyzeSource(next.source, next.kind, sandbox.effective(overrides).max_expr_depth);
       try {
         await database.writeTx(async (trx) => {
+          await apps.lock(trx, current.app_id);
           const fresh = await repo.byId(id, trx);
           if (!fresh) throw scriptNotFound();
           if (next.kind === "module" && fresh.kind === "endpoint") {
@@ -287,6 +293,7 @@ export function createScripts(deps: ScriptsDeps) {
       await database.writeTx(async (trx) => {
         const s = await repo.byId(id, trx);
         if (!s) throw scriptNotFound();
+        await apps.lock(trx, s.app_id);
         const importers = await repo.importers(trx, id);
         if (importers.length > 0)
           throw conflict(
