@@ -32,7 +32,8 @@ function pastedValue(body: unknown): string {
 
 const PAGE_HEADERS = (nonce: string) => ({
   "cache-control": "no-store",
-  "referrer-policy": "no-referrer",
+  // `no-referrer` would make Chromium send `Origin: null` on the form post, which the Origin check refuses.
+  "referrer-policy": "same-origin",
   "x-frame-options": "DENY",
   "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
 });
