@@ -38,7 +38,7 @@ export function SlideshowPage() {
   return (
     <div class="slideshow" ref={root}>
       {current ? (
-        <figure key={current.id}>
+        <figure class="slide" key={current.id}>
           {current.media_type === "video" ? (
             <video src={current.original_url ?? undefined} autoPlay muted playsInline />
           ) : (
