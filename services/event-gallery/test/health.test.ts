@@ -27,8 +27,8 @@ describe("event-gallery health", () => {
     expect(res.body).toBe("ok");
   });
 
-  it("answers unknown paths with the common 404 error body", async () => {
-    const res = await built.app.inject({ method: "GET", url: "/no/such/thing" });
+  it("answers unknown API paths with the common 404 error body", async () => {
+    const res = await built.app.inject({ method: "GET", url: "/api/v1/no/such/thing" });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: { code: "not_found", message: expect.any(String) } });
   });
