@@ -139,7 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       password: config.PLATFORM_ADMIN_PASSWORD,
       announce: deps.announce ?? ((line) => process.stdout.write(`${line}\n`)),
     });
-    routeTable = createRouteTable(database, logger);
+    routeTable = createRouteTable(database, logger, clock);
     await routeTable.start();
 
     const app = createHttpApp({ logger });

@@ -1,3 +1,4 @@
+import type { Clock, TimerHandle } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
@@ -79,6 +80,8 @@ interface Snapshot {
 }
 
 const CHANNEL = "platform_routes_changed";
+/** PostgreSQL: full reload this often even without notifications. */
+const RESYNC_MS = 60_000;
 
 const emptyBucket = (): Bucket => ({ exact: new Map(), byFirst: new Map(), generic: [] });
 
@@ -236,7 +239,8 @@ export function toRouteView(database: Database<PlatformDB>, r: PlatformDB["route
  * The live table: a snapshot swapped atomically on reload. Reloads coalesce (at most one running
  * and one queued); on PostgreSQL, other nodes hear about changes via LISTEN/NOTIFY.
  */
-export function createRouteTable(database: Database<PlatformDB>, logger: Logger): RouteTable {
+export function createRouteTable(database: Database<PlatformDB>, logger: Logger, clock: Clock): RouteTable {
+  let resync: TimerHandle | null = null;
   let snapshot: Snapshot = buildSnapshot([], []);
   let running: Promise<void> | null = null;
   let queued: Promise<void> | null = null;
@@ -284,13 +288,16 @@ export function createRouteTable(database: Database<PlatformDB>, logger: Logger)
     },
     async start() {
       if (database.backend === "postgres") {
-        unsubscribe = await database.notifier.subscribe(CHANNEL, () => {
-          refresh().catch((err) => logger.error({ err }, "route table reload failed"));
-        });
+        const reload = () => refresh().catch((err) => logger.error({ err }, "route table reload failed"));
+        unsubscribe = await database.notifier.subscribe(CHANNEL, () => void reload());
+        // Safety net: a notification lost while the LISTEN connection reconnects is healed here.
+        resync = clock.setInterval(() => void reload(), RESYNC_MS);
       }
       await refresh();
     },
     async stop() {
+      resync?.cancel();
+      resync = null;
       await unsubscribe?.();
       unsubscribe = null;
       await running?.catch(() => {});

@@ -51,6 +51,25 @@ describe.runIf(testBackend() === "postgres")("route table across nodes (PostgreS
         interval: 20,
       },
     );
+    // A change that sent no notification is picked up by the periodic resync.
+    await h.built.ctx.database.db
+      .insertInto("routes")
+      .values({
+        ...route,
+        id: "019a0000-0000-7000-8000-00000000beef",
+        path: "/silent",
+        created_at: h.clock.iso(),
+      })
+      .execute();
+    expect(h.built.ctx.routeTable.match("nodes.test", "GET", "/silent")).toBeNull();
+    await h.clock.advance(60_000);
+    await vi.waitFor(
+      () => expect(h.built.ctx.routeTable.match("nodes.test", "GET", "/silent")).not.toBeNull(),
+      {
+        timeout: 5000,
+        interval: 20,
+      },
+    );
     await h.call("DELETE", `/api/v1/admin/routes/${route.id}`);
     await vi.waitFor(() => expect(second.ctx.routeTable.match("nodes.test", "GET", "/n")).toBeNull(), {
       timeout: 5000,
