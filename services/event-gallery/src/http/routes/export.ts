@@ -32,7 +32,8 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
   });
 
   for (const kind of ["zip", "html"] as const satisfies readonly ExportKind[]) {
-    api.get(`/export/${kind}/download`, async (req, reply) => {
+    // GET only: a HEAD would spend the single-use ticket and count as a download.
+    api.get(`/export/${kind}/download`, { exposeHeadRoute: false }, async (req, reply) => {
       const ticket = (req.query as Record<string, unknown>).ticket;
       const dl = await openDownload(ctx, tickets, typeof ticket === "string" ? ticket : undefined, kind);
       return reply

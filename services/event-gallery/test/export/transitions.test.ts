@@ -1,0 +1,82 @@
+import { FakeClock } from "@app/kit/clock";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TICKET_CAP, TICKET_TTL_MS, TICKETS_PER_SESSION, TicketStore } from "../../src/export/tickets.js";
+import { type Gallery, startGallery } from "../core/harness.js";
+
+describe("event transitions under concurrency", () => {
+  let g: Gallery;
+  let admin: string;
+  beforeAll(async () => {
+    g = await startGallery();
+    admin = await g.adminToken();
+  });
+  afterAll(async () => {
+    await g.close();
+  });
+
+  it("two simultaneous releases: one wins, the other gets 409, the epoch moves once", async () => {
+    const res = await Promise.all([
+      g.call("POST", "/host/event/release", { token: admin }),
+      g.call("POST", "/host/event/release", { token: admin }),
+    ]);
+    expect(res.map((r) => r.statusCode).sort()).toEqual([200, 409]);
+    const event = (await g.call("GET", "/host/event", { token: admin })).json();
+    expect(event.export_epoch).toBe(1);
+    const jobs = await g.built.ctx.database.db.selectFrom("export_jobs").selectAll().execute();
+    expect(jobs.map((j) => [j.kind, j.status, j.epoch]).sort()).toEqual([
+      ["html", "pending", 1],
+      ["zip", "pending", 1],
+    ]);
+  });
+
+  it("records each transition in the host audit", async () => {
+    await g.call("POST", "/host/event/reopen", { token: admin });
+    const rows = await g.built.ctx.database.db
+      .selectFrom("host_audit")
+      .select("action")
+      .where("target_type", "=", "event")
+      .orderBy("created_at")
+      .execute();
+    expect(rows.map((r) => r.action)).toEqual(["event.release", "event.reopen"]);
+  });
+
+  it("a download needs GET: HEAD does not spend a ticket", async () => {
+    const res = await g.built.app.inject({ method: "HEAD", url: "/api/v1/export/zip/download?ticket=x" });
+    expect(res.statusCode).toBe(404);
+  });
+});
+
+describe("download ticket store", () => {
+  it("is bounded per session and in total, refusing rather than evicting; expired tickets are pruned", () => {
+    const clock = new FakeClock();
+    const store = new TicketStore(clock);
+    for (let i = 0; i < TICKETS_PER_SESSION; i++) store.issue({ kind: "zip", userId: "u1", sessionId: "s1" });
+    expect(() => store.issue({ kind: "zip", userId: "u1", sessionId: "s1" })).toThrow(/Too many/);
+    expect(store.outstanding("u1")).toBe(TICKETS_PER_SESSION);
+    for (let i = 0; i < TICKET_CAP - TICKETS_PER_SESSION; i++)
+      store.issue({ kind: "html", userId: `u${i}`, sessionId: `other-${i}` });
+    let refused: unknown = null;
+    try {
+      store.issue({ kind: "zip", userId: "new", sessionId: "new" });
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toMatchObject({ status: 429, headers: { "retry-after": String(TICKET_TTL_MS / 1000) } });
+    clock.set(clock.now() + TICKET_TTL_MS);
+    // Issuing prunes the expired ones, so there is room again.
+    const { ticket } = store.issue({ kind: "zip", userId: "new", sessionId: "new" });
+    expect(store.outstanding("u1")).toBe(0);
+    expect(store.redeem(ticket, "html")).toBeNull();
+  });
+
+  it("redeems once, only for its kind, only before it expires", () => {
+    const clock = new FakeClock();
+    const store = new TicketStore(clock);
+    const a = store.issue({ kind: "zip", userId: "u", sessionId: "s" });
+    expect(store.redeem(a.ticket, "zip")).toMatchObject({ userId: "u", sessionId: "s", kind: "zip" });
+    expect(store.redeem(a.ticket, "zip")).toBeNull();
+    const b = store.issue({ kind: "zip", userId: "u", sessionId: "s" });
+    clock.set(clock.now() + TICKET_TTL_MS);
+    expect(store.redeem(b.ticket, "zip")).toBeNull();
+  });
+});
