@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { validationFailed } from "@app/kit/errors";
+import { presentedCredentials } from "@app/kit/http";
 import { parseInput } from "@app/kit/validate";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
@@ -59,12 +60,10 @@ export function registerTokenRoutes(app: FastifyInstance, deps: TokenRouteDeps):
   // bearer header with its calls to /api/token.
   app.get("/token", async (req, reply) => {
     if (guard.apiOpen) return sendPage(reply, 200, (n) => tokenPage(n, null));
-    try {
-      guard.authenticate(req, "api");
-    } catch {
-      return sendPage(reply, 401, (n) => loginPage(n, false));
-    }
-    return sendPage(reply, 200, (n) => tokenPage(n, null));
+    // The page's own calls need the secret too; it is the one this request just presented.
+    const secret = presentedCredentials(req.headers).find((c) => guard.matchesAuthToken(c));
+    if (secret === undefined) return sendPage(reply, 401, (n) => loginPage(n, false));
+    return sendPage(reply, 200, (n) => tokenPage(n, secret));
   });
 
   app.register(async (scope) => {

@@ -132,6 +132,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
           .describe("a path starting with /api/, without scheme, host or query"),
         query: z
           .record(z.string().max(100), z.union([z.string().max(1000), z.number(), z.boolean()]))
+          .refine((q) => Object.keys(q).length <= 30, "at most 30 query parameters")
           .optional()
           .describe("query parameters"),
       },
