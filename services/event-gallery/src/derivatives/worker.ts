@@ -68,6 +68,7 @@ export function createDerivativeWorker(
   let stopping = false;
   let running = false;
   let pumping: Promise<number> | null = null;
+  let again = false;
   let backfilling: Promise<unknown> | null = null;
   let reclaiming: Promise<unknown> | null = null;
   const timers: TimerHandle[] = [];
@@ -155,12 +156,20 @@ export function createDerivativeWorker(
   }
 
   async function processPending(): Promise<number> {
-    if (pumping) return pumping;
+    if (pumping) {
+      // A lane may already have found the queue empty: look again once this round ends.
+      again = true;
+      return pumping;
+    }
     pumping = (async () => {
       const counts = await Promise.all(Array.from({ length: concurrency }, () => lane()));
       return counts.reduce((a, b) => a + b, 0);
     })().finally(() => {
       pumping = null;
+      if (again) {
+        again = false;
+        kick();
+      }
     });
     return pumping;
   }

@@ -201,6 +201,19 @@ describe("derivatives worker", () => {
     }
   });
 
+  it("two lanes share the queue without rendering anything twice", async () => {
+    const ids = [];
+    for (let i = 0; i < 4; i++) ids.push(await uploaded(await solidJpeg(40 + i, 30)));
+    const rendered: string[] = [];
+    const off = g.built.ctx.bus.subscribe((e, d) => {
+      if (e === "upload-processed") rendered.push(String(d.id));
+    });
+    expect(await worker(g, { concurrency: 2 }).processPending()).toBe(4);
+    off();
+    expect(rendered.sort()).toEqual([...ids].sort());
+    for (const id of ids) expect((await uploadRow(g, id)).compression_status).toBe("done");
+  });
+
   it("starts in the background and renders a new upload when it is announced", async () => {
     const w = worker(g, { pollMs: 3_600_000 });
     w.start();
