@@ -223,6 +223,25 @@ describe("admin authentication and accounts", () => {
     expect((await h.call("GET", "/api/v1/admin/scripts", undefined, key.secret)).statusCode).toBe(401);
   });
 
+  it("limits an app-bound API key to its app", async () => {
+    const app = (await h.call("POST", "/api/v1/admin/apps", { slug: "keyed" })).json();
+    const key = (
+      await h.call("POST", "/api/v1/admin/api-keys", {
+        name: "app-key",
+        scopes: ["script:read", "script:write", "app:read"],
+        app_id: "keyed",
+      })
+    ).json();
+    expect(key.app_id).toBe(app.id);
+    const mine = { app_id: app.id, name: "k", source: "export default () => 1" };
+    expect((await h.call("POST", "/api/v1/admin/scripts", mine, key.secret)).statusCode).toBe(201);
+    const elsewhere = { app_id: "default", name: "k", source: "export default () => 1" };
+    expect((await h.call("POST", "/api/v1/admin/scripts", elsewhere, key.secret)).statusCode).toBe(403);
+    const listed = (await h.call("GET", "/api/v1/admin/apps", undefined, key.secret)).json().items;
+    expect(listed.map((a: { slug: string }) => a.slug)).toEqual(["keyed"]);
+    expect((await h.call("GET", "/api/v1/admin/admins", undefined, key.secret)).statusCode).toBe(403);
+  });
+
   it("gives members exactly their app role's scopes", async () => {
     const member = (
       await h.call("POST", "/api/v1/admin/admins", {
