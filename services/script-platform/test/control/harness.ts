@@ -21,6 +21,7 @@ export interface Harness {
     url: string,
     body?: unknown,
     as?: string | null,
+    // biome-ignore lint/suspicious/noExplicitAny: response bodies are asserted field by field in tests
   ): Promise<{ statusCode: number; json(): any; headers: Record<string, unknown>; body: string }>;
   close(): Promise<void>;
 }

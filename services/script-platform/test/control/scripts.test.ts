@@ -105,7 +105,7 @@ describe("scripts: save-time validation and the dependency graph", () => {
       ["\n\nfor (;;) {}", 3],
       ["const x = 1;\nx = 2;", 2],
       ["const y = [1, g()];", 1],
-      ["const t = `a${1}`;", 1],
+      ["const t = `a$" + "{1}`;", 1],
       ["export const c = class {};", 1],
       ["if (true) {}", 1],
       ["const { a } = { a: 1 };", 1],
