@@ -114,6 +114,11 @@ describe("gallery in a browser", () => {
     writeFileSync(gone, await photo(220));
     const later = join(work, "later.jpg");
     writeFileSync(later, await photo(120));
+    const dance = join(work, "dance.mp4");
+    execFileSync("/usr/bin/ffmpeg", [
+      ...["-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1"],
+      ...["-pix_fmt", "yuv420p", "-y", dance],
+    ]);
     await anna.fill(".upload label:has-text('Caption') input", "Sunset at the lake");
     await anna.fill("input[placeholder='#party #dance']", "#party");
     await anna.locator("label.button input[type=file]").setInputFiles([keep]);
@@ -152,6 +157,16 @@ describe("gallery in a browser", () => {
     await host.locator("tr[data-name=Ben] [data-testid=ban]").click();
     await host.waitForSelector("tr.banned[data-name=Ben]");
 
+    // A video: the lightbox plays the original.
+    await anna.fill(".upload label:has-text('Caption') input", "Dance video");
+    await anna.locator("label.button input[type=file]").setInputFiles([dance]);
+    await anna.waitForSelector(".q-done >> nth=2", { timeout: 20_000 });
+    await anna.locator(".tile:has-text('Dance video')").click({ timeout: 10_000 });
+    expect(await anna.getAttribute(".lightbox video", "src", { timeout: 10_000 })).toMatch(
+      /^\/api\/v1\/upload\/[0-9a-f-]+\/original\?t=/,
+    );
+    await anna.keyboard.press("Escape");
+
     // Uploads locked: Anna's file waits in the IndexedDB queue, survives a reload, and goes up on
     // its own when the event reopens.
     await host.click("text=Lock uploads");
@@ -164,7 +179,7 @@ describe("gallery in a browser", () => {
     await shot(anna, "queue-locked");
     await host.click("text=Unlock uploads");
     await anna.waitForSelector(".q-done", { timeout: 20_000 });
-    await anna.waitForFunction("document.querySelectorAll('.tile').length === 2", null, { timeout: 10_000 });
+    await anna.waitForFunction("document.querySelectorAll('.tile').length === 3", null, { timeout: 10_000 });
     await shot(host, "host");
 
     // Release; the host watches both archives build.
@@ -190,8 +205,9 @@ describe("gallery in a browser", () => {
     }
     expect(Object.values(files).map((p) => p.split("/").pop())).toEqual(["Gallery.zip", "Memories.zip"]);
     const names = execFileSync("unzip", ["-Z1", files.zip!], { encoding: "utf8" }).trim().split("\n");
-    expect(names).toHaveLength(2);
-    for (const n of names) expect(n).toMatch(/^Anna\/.+\.jpg$/);
+    expect(names).toHaveLength(3);
+    for (const n of names) expect(n).toMatch(/^Anna\/.+\.(jpg|mp4)$/);
+    expect(names.filter((n) => n.endsWith(".mp4"))).toHaveLength(1);
 
     // Memories.zip opened from disk, offline.
     const unpacked = join(work, "memories");
@@ -205,10 +221,11 @@ describe("gallery in a browser", () => {
     });
     await viewer.goto(pathToFileURL(join(unpacked, "index.html")).href);
     await viewer.waitForSelector("figure");
-    expect(await viewer.locator("figure").count()).toBe(2);
+    expect(await viewer.locator("figure").count()).toBe(3);
     expect(await viewer.textContent("figure figcaption")).toContain("Anna");
     expect(await viewer.locator("figure .caption").allTextContents()).toEqual([
       "Sunset at the lake",
+      "Dance video",
       "After the break",
     ]);
     expect(await viewer.textContent(".tags")).toContain("#party");
@@ -218,8 +235,21 @@ describe("gallery in a browser", () => {
       "[...document.images].every((img) => img.complete && img.naturalWidth > 0)",
     );
     expect(loaded).toBe(true);
+    const media = await viewer
+      .locator("figure")
+      .evaluateAll((fs) => fs.map((f) => f.getAttribute("data-media")));
     await viewer.locator("figure .media").first().click();
     await viewer.waitForSelector("#lb.open img");
+    expect(await viewer.getAttribute("#lb img", "src")).toBe(media[0]);
+    await viewer.keyboard.press("ArrowRight");
+    expect(await viewer.getAttribute("#lb video", "src")).toBe(media[1]);
+    expect(media[1]).toMatch(/^media\/.+\.mp4$/);
+    await viewer.keyboard.press("ArrowRight");
+    expect(await viewer.getAttribute("#lb img", "src")).toBe(media[2]);
+    expect(await viewer.textContent("#lb .info")).toContain("After the break");
+    await viewer.keyboard.press("ArrowLeft");
+    await viewer.keyboard.press("ArrowLeft");
+    expect(await viewer.getAttribute("#lb img", "src")).toBe(media[0]);
     await viewer.keyboard.press("Escape");
     expect(await viewer.locator("#lb.open").count()).toBe(0);
     expect(requests).toEqual([]);
