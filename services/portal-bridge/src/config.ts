@@ -9,6 +9,9 @@ const optionalString = z.string().optional();
 /** Every variable portal-bridge reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("portal-bridge", 3003),
+  DATA_DIR: envVar(z.string().min(1).default("./data/portal-bridge"), "where the bridge's state lives"),
+  // Shared by `npm start` for every service; the bridge has no database and ignores it.
+  DATABASE_URL: envVar(optionalString, "ignored: the bridge has no database", { secret: true }),
   MCP_AUTH_TOKEN: envVar(
     optionalString,
     "shared secret for /mcp, /api and /token; unset serves WITHOUT authentication (localhost only)",
