@@ -36,6 +36,11 @@ export interface DispatcherDeps {
 
 const CLAIM_BATCH = 32;
 
+/** outbox.payload and outbox.principal are JSON text on both backends (see migration 0002). */
+function jsonText<T>(v: unknown): T {
+  return (typeof v === "string" ? JSON.parse(v) : v) as T;
+}
+
 /**
  * The outbox dispatcher: claims due rows, runs their scripts with at most maxConcurrency at once,
  * hands sync results to the waiting inbox, and settles each row (deleted on success or for reply
@@ -44,8 +49,7 @@ const CLAIM_BATCH = 32;
  */
 export function createDispatcher(deps: DispatcherDeps) {
   const { database, clock, logger, executor, inbox, instanceId } = deps;
-  const d = database.dialect;
-  const repo = outboxRepo(database, clock, logger);
+  const repo = outboxRepo(database, clock);
   const executions = executionsRepo(database);
   const commits = new GroupCommit(database);
   const inflight = new Set<Promise<void>>();
@@ -59,10 +63,10 @@ export function createDispatcher(deps: DispatcherDeps) {
   let unsubscribe: (() => Promise<void>) | null = null;
 
   const toJob = (row: OutboxRow): Job => {
-    const payload = (d.fromJson<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
+    const payload = (jsonText<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
       event?: unknown;
     };
-    const principal = row.principal ? principalFromJson(d.fromJson<PrincipalJson>(row.principal)) : null;
+    const principal = row.principal ? principalFromJson(jsonText<PrincipalJson>(row.principal)) : null;
     return {
       // A retry is a new execution; the first attempt keeps the id announced at enqueue time.
       executionId: row.attempts === 0 && row.execution_id ? row.execution_id : newId(),

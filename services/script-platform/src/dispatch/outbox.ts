@@ -1,7 +1,6 @@
 import type { Clock } from "@app/kit/clock";
 import { toIso } from "@app/kit/clock";
 import type { Database, Kysely } from "@app/kit/db";
-import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
 import type { OutboxTable } from "../db/schema-data.js";
 import type { RequestView } from "../execution/executor.js";
@@ -98,9 +97,8 @@ export class GroupCommit {
 }
 
 /** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue.ts). */
-export function outboxRepo(database: Database<PlatformDB>, clock: Clock, logger: Logger) {
+export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
   const d = database.dialect;
-  void logger;
   const toRow = (r: Record<string, unknown>): OutboxRow => ({
     ...(r as unknown as OutboxRow),
     attempts: Number(r.attempts),

@@ -4,7 +4,9 @@ import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { executionsRepo } from "../../src/execution/executions-repo.js";
 import { EXECUTION_LOG_RETENTION_MS } from "../../src/execution/runtime.js";
+import { principalToJson } from "../../src/triggers/principal.js";
 import { type Harness, startHarness } from "../control/harness.js";
+import { principalWith } from "./sdk-harness.js";
 
 describe("execution through HTTP: sync and async dispatch via the outbox", () => {
   let h: Harness;
@@ -408,5 +410,51 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
       ),
     ).toBe(1);
     expect((await db.selectFrom("executions").select("id").execute()).length).toBe(before - 1);
+  });
+
+  it("runs a triggered row with ctx.event and checks the row's principal", async () => {
+    const id = await script(
+      "on-event",
+      `export default async (ctx) => { await kv.collection("events").set(String(ctx.event.pubsub.message.i), ctx.invocation_type); }`,
+    );
+    const now = h.clock.iso();
+    const row = (i: number, principal: string | null) => ({
+      id: newId(),
+      app_id: appId,
+      source_kind: "pubsub",
+      trigger_id: null,
+      script_id: id,
+      payload: JSON.stringify({ event: { pubsub: { topic: "t", message: { i } } } }),
+      due_at: now,
+      principal,
+      reply_to: null,
+      created_at: now,
+    });
+    const viewer = principalToJson(principalWith(appId, "viewer"));
+    const editor = principalToJson(principalWith(appId, "editor"));
+    await h.built.ctx.database.db
+      .insertInto("outbox")
+      .values([row(1, null), row(2, JSON.stringify(editor)), row(3, JSON.stringify(viewer))])
+      .execute();
+    await h.clock.advance(1000);
+    await runtime().dispatcher.idle();
+    const keys = await h.built.ctx.database.db
+      .selectFrom("kv_entries")
+      .select(["key", "value"])
+      .where("collection", "=", "events")
+      .orderBy("key")
+      .execute();
+    expect(keys).toEqual([
+      { key: "1", value: '"pubsub"' },
+      { key: "2", value: '"pubsub"' },
+    ]);
+    const failed = await h.built.ctx.database.db
+      .selectFrom("executions")
+      .select("error")
+      .where("script_id", "=", id)
+      .where("status", "=", "failed")
+      .execute();
+    expect(JSON.parse(failed[0]?.error ?? "{}").message).toMatch(/kv.set: permission denied/);
+    await h.built.ctx.database.db.deleteFrom("outbox").execute();
   });
 });
