@@ -25,6 +25,10 @@ export const uploadsLocked = () =>
   );
 export const quotaExceeded = (limit: number) =>
   new AppError(413, "quota_exceeded", "Your upload quota for this event is used up.", { limit });
+const payloadTooLarge = (limit: number) =>
+  new AppError(413, "payload_too_large", "The file is larger than this event allows.", { limit });
+/** Room for the text fields and multipart framing around the file in a declared body length. */
+const FORM_OVERHEAD_BYTES = 64 * 1024 + 64 * FIELD_MAX_BYTES;
 const removedByHost = () =>
   conflict("removed_by_host", "The hosts removed the upload sent with this key; it cannot be sent again.");
 
@@ -63,6 +67,8 @@ export async function ingestUpload(
     fields: number;
     files: number;
   }) => AsyncIterable<Multipart>,
+  /** The request's Content-Length, when sent: a body that cannot fit is refused unread. */
+  declaredBytes: number | null = null,
 ): Promise<IngestResult> {
   const { db } = ctx.database;
   const settings = await ctx.settings.all();
@@ -77,6 +83,8 @@ export async function ingestUpload(
   const remaining = ceiling - used;
   if (remaining <= 0) throw quotaExceeded(ceiling);
   const fileLimit = Math.min(settings.max_upload_bytes, remaining);
+  if (declaredBytes !== null && declaredBytes > fileLimit + FORM_OVERHEAD_BYTES)
+    throw fileLimit < settings.max_upload_bytes ? quotaExceeded(ceiling) : payloadTooLarge(fileLimit);
 
   const form: FormFields = { clientKey: null, caption: "", hashtags: [] };
   const rawTags: string[] = [];
@@ -230,11 +238,7 @@ async function streamToOriginal(
       }),
     );
     if (part.file.truncated) {
-      throw bounds.quotaBound
-        ? quotaExceeded(bounds.ceiling)
-        : new AppError(413, "payload_too_large", "The file is larger than this event allows.", {
-            limit: bounds.fileLimit,
-          });
+      throw bounds.quotaBound ? quotaExceeded(bounds.ceiling) : payloadTooLarge(bounds.fileLimit);
     }
     await fh.sync();
     await fh.close();

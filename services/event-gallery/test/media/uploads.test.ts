@@ -309,6 +309,13 @@ describe("POST /upload", () => {
       expect(res.statusCode).toBe(413);
       expect(res.json().error.code).toBe("payload_too_large");
       expect(await mediaFiles(g)).toEqual(before);
+      // A declared Content-Length that cannot fit is refused before the body is read.
+      const hugeFile = await noiseJpeg(1200, 1200);
+      expect(hugeFile.length).toBeGreaterThan(1_000_000);
+      const huge = await upload(g, u.token, hugeFile);
+      expect(huge.statusCode).toBe(413);
+      expect(huge.json().error).toMatchObject({ code: "payload_too_large", limit: 1_000 });
+      expect(await mediaFiles(g)).toEqual(before);
       expect(await userBytes(g, u.id)).toBe(0);
     } finally {
       await setSettings(g, { max_upload_bytes: 603979776 });

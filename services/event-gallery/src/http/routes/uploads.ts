@@ -22,7 +22,13 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
       const user = await ctx.auth.requireUser(req, { write: true });
       if (!req.isMultipart())
         throw new AppError(415, "unsupported_media_type", "Send the upload as multipart/form-data.");
-      const result = await ingestUpload(ctx, user, (limits) => req.parts({ limits }));
+      const declared = Number(req.headers["content-length"]);
+      const result = await ingestUpload(
+        ctx,
+        user,
+        (limits) => req.parts({ limits }),
+        Number.isSafeInteger(declared) ? declared : null,
+      );
       return reply.code(result.status).send({ upload: result.upload });
     });
   });
