@@ -6,6 +6,7 @@
  */
 
 import { once } from "node:events";
+import { availableParallelism, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import { Worker } from "node:worker_threads";
 
@@ -123,6 +124,9 @@ async function main(): Promise<void> {
   console.log("latencies in ms, per call, measured by the client; concurrency = concurrent sessions/clients");
   console.log("sessions   calls  dir p50   dir p99  brg p50   brg p99  added p50  ratio");
   for (const r of rows) console.log(r);
+  console.log(
+    `machine: ${availableParallelism()} cores, load average ${loadavg()[0]?.toFixed(1)} (latency under load is scheduler-bound)`,
+  );
   console.log(
     `target: bridge adds < 1 ms at p50   (total ${((performance.now() - started) / 1000).toFixed(1)} s)`,
   );
