@@ -91,11 +91,17 @@ export function hasScope(p: Principal, scope: Scope, appId?: string | null): boo
   return false;
 }
 
-/** App ids the principal may see (null = every app). */
+/** App ids on which the principal holds `scope` (null = every app). */
+export function appsWithScope(p: Principal, scope: AppScope): ReadonlySet<string> | null {
+  if (p.keyScopes && !p.keyScopes.has(scope)) return new Set();
+  if (p.appId) return hasScope(p, scope, p.appId) ? new Set([p.appId]) : new Set();
+  if (p.scopes.has(scope)) return null;
+  return new Set([...p.appRoles].filter(([, role]) => ROLE_SCOPES[role].includes(scope)).map(([id]) => id));
+}
+
+/** App ids the principal may see (app:read; null = every app). */
 export function visibleApps(p: Principal): ReadonlySet<string> | null {
-  if (p.appId) return new Set([p.appId]);
-  if (p.scopes.has("app:read")) return null;
-  return new Set(p.appRoles.keys());
+  return appsWithScope(p, "app:read");
 }
 
 /** Whether the principal may perform a script capability on an app (the SDK's check). */

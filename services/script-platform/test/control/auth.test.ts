@@ -223,6 +223,22 @@ describe("admin authentication and accounts", () => {
     expect((await h.call("GET", "/api/v1/admin/scripts", undefined, key.secret)).statusCode).toBe(401);
   });
 
+  it("lists only what a key's scopes allow", async () => {
+    const key = (
+      await h.call("POST", "/api/v1/admin/api-keys", { name: "admins-only", scopes: ["admin:read"] })
+    ).json();
+    expect((await h.call("GET", "/api/v1/admin/apps", undefined, key.secret)).json().items).toEqual([]);
+    expect((await h.call("GET", "/api/v1/admin/scripts", undefined, key.secret)).json().items).toEqual([]);
+    expect((await h.call("GET", "/api/v1/admin/admins", undefined, key.secret)).statusCode).toBe(200);
+    const reader = (
+      await h.call("POST", "/api/v1/admin/api-keys", { name: "apps-only", scopes: ["app:read"] })
+    ).json();
+    expect(
+      (await h.call("GET", "/api/v1/admin/apps", undefined, reader.secret)).json().items.length,
+    ).toBeGreaterThan(0);
+    expect((await h.call("GET", "/api/v1/admin/scripts", undefined, reader.secret)).json().items).toEqual([]);
+  });
+
   it("limits an app-bound API key to its app", async () => {
     const app = (await h.call("POST", "/api/v1/admin/apps", { slug: "keyed" })).json();
     const key = (

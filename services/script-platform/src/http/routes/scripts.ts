@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repo.js";
-import { visibleApps } from "../../control/scopes.js";
+import { appsWithScope } from "../../control/scopes.js";
 import { createScripts, scriptNotFound } from "../../control/scripts.js";
 import { listOf, pageOf } from "../paging.js";
 
@@ -73,7 +73,7 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
       cursor: (req.query as Record<string, unknown>)?.cursor,
     });
     const filter = q.app_id ?? q.app;
-    const visible = visibleApps(p);
+    const visible = appsWithScope(p, "script:read");
     let appIds: string[] | null = visible ? [...visible] : null;
     if (filter) {
       const a = await resolveApp(apps, filter);
