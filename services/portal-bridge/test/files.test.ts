@@ -30,6 +30,20 @@ describe("file-mirror stream", () => {
     expect(readdirSync(h.dataDir)).toEqual(before);
   });
 
+  it("passes a Range request through (206 with Content-Range; 416 when unsatisfiable)", async () => {
+    const full = h.portal.data.files["6543210fedcba98765432100"]?.body as Buffer;
+    const res = await fetch(h.url + FILE, {
+      headers: { authorization: `Bearer ${AUTH}`, range: "bytes=100-199" },
+    });
+    expect(res.status).toBe(206);
+    expect(res.headers.get("content-range")).toBe(`bytes 100-199/${full.length}`);
+    expect(Buffer.from(await res.arrayBuffer()).equals(full.subarray(100, 200))).toBe(true);
+    const bad = await fetch(h.url + FILE, {
+      headers: { authorization: `Bearer ${AUTH}`, range: "bytes=999999-" },
+    });
+    expect(bad.status).toBe(416);
+  });
+
   it("needs MCP_AUTH_TOKEN and maps upstream answers", async () => {
     expect((await fetch(h.url + FILE)).status).toBe(401);
     expect((await fetch(h.url + FILE, { headers: { "x-api-key": CONNECTOR } })).status).toBe(403);

@@ -174,6 +174,17 @@ describe("MCP over Streamable HTTP", () => {
     expect(body.result.structuredContent.user.id).toBe("user-1");
   });
 
+  it("answers GET/DELETE without a session id with 400 in the common error shape", async () => {
+    for (const method of ["GET", "DELETE"]) {
+      const res = await fetch(url, {
+        method,
+        headers: { authorization: `Bearer ${AUTH}`, accept: "text/event-stream" },
+      });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe("session_required");
+    }
+  });
+
   const post = (body: unknown, sid?: string) =>
     fetch(url, {
       method: "POST",

@@ -294,12 +294,29 @@ export class FakePortal {
         this.send(res, 404, { code: 404, title: "Not Found" });
         return;
       }
-      res.writeHead(200, {
+      const headers = {
         "content-type": f.type,
-        "content-length": f.body.length,
+        "accept-ranges": "bytes",
         "content-disposition": `inline; filename="${f.name}"`,
         "set-cookie": "SERVERID=abc; Path=/",
-      });
+      };
+      const range = /^bytes=(\d+)-(\d*)$/.exec(String(req.headers.range ?? ""));
+      if (range) {
+        const start = Number(range[1]);
+        const end = Math.min(range[2] ? Number(range[2]) : f.body.length - 1, f.body.length - 1);
+        if (start > end) {
+          res.writeHead(416, { "content-range": `bytes */${f.body.length}` }).end();
+          return;
+        }
+        res.writeHead(206, {
+          ...headers,
+          "content-length": end - start + 1,
+          "content-range": `bytes ${start}-${end}/${f.body.length}`,
+        });
+        res.end(f.body.subarray(start, end + 1));
+        return;
+      }
+      res.writeHead(200, { ...headers, "content-length": f.body.length });
       res.end(f.body);
     } else {
       this.send(res, 404, { code: 404, title: "Not Found" });
