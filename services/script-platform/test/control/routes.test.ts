@@ -84,6 +84,20 @@ describe("routes admin API and the live route table", () => {
     expect((await add(otherScript, { path: "/users/:name", method: "GET" })).statusCode).toBe(201);
   });
 
+  it("lets exactly one of two concurrent conflicting creates win", async () => {
+    const [x, y] = await Promise.all([
+      add(scriptId, { path: "/race/:a", method: "GET" }),
+      add(otherScript, { path: "/race/:b", method: "GET" }),
+    ]);
+    expect([x.statusCode, y.statusCode].sort()).toEqual([201, 409]);
+    const rows = await h.built.ctx.database.db
+      .selectFrom("routes")
+      .select("id")
+      .where("path", "like", "/race/%")
+      .execute();
+    expect(rows).toHaveLength(1);
+  });
+
   it("refuses routes to module scripts and unknown scripts", async () => {
     const mod = (
       await h.call("POST", "/api/v1/admin/scripts", {

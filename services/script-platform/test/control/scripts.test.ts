@@ -293,6 +293,21 @@ describe("scripts: save-time validation and the dependency graph", () => {
     expect([...modules.keys()].sort()).toEqual(["c0", "c1", "c2", "c3", "c4", "c5", "c6", "c7"]);
   });
 
+  it("never stores a cycle from two concurrent updates", async () => {
+    const x = (await create({ name: "race-x", kind: "module", source: "export const x = 1;" })).json();
+    const y = (await create({ name: "race-y", kind: "module", source: "export const y = 1;" })).json();
+    const [rx, ry] = await Promise.all([
+      h.call("PUT", `/api/v1/admin/scripts/${x.id}`, {
+        source: 'import { y } from "race-y";\nexport const x = 1;',
+      }),
+      h.call("PUT", `/api/v1/admin/scripts/${y.id}`, {
+        source: 'import { x } from "race-x";\nexport const y = 1;',
+      }),
+    ]);
+    expect([rx.statusCode, ry.statusCode].sort()).toEqual([200, 422]);
+    expect([rx, ry].find((r) => r.statusCode === 422)?.json().error.code).toBe("import_cycle");
+  });
+
   it("refuses turning an endpoint with routes or triggers into a module (409 in_use)", async () => {
     const s = (await create({ name: "routed" })).json();
     await h.call("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path: "/routed", method: "GET" });
