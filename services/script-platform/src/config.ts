@@ -8,7 +8,7 @@ const optionalText = z.string().min(1).optional();
 export const envSpec = {
   ...commonEnv("script-platform", 3002),
   PUBLIC_BASE_URL: envVar(
-    z.url({ error: "must be an absolute http(s) URL" }).optional(),
+    z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" }).optional(),
     "base URL reported by GET /version and used for links",
     { defaultText: "the listen URL" },
   ),

@@ -42,7 +42,13 @@ export async function startHarness(
   const clock = new FakeClock("2026-11-21T12:00:00.000Z");
   const logs = captureLogger();
   const announced: string[] = [];
-  const built = await buildApp(config, { logger: logs.logger, clock, announce: (l) => announced.push(l) });
+  let built: BuiltApp;
+  try {
+    built = await buildApp(config, { logger: logs.logger, clock, announce: (l) => announced.push(l) });
+  } catch (err) {
+    await testEnv.cleanup();
+    throw err;
+  }
   const h: Harness = {
     built,
     clock,
