@@ -69,7 +69,7 @@ export async function deadLetter(
       sourceKind: "dead_letter",
       triggerId: t.id,
       scriptId: t.script_id,
-      event: { dead_letter: deadLetterEvent(dialect, dl) },
+      event: { dead_letter: deadLetterEvent(dl) },
       depth: row.depth + 1,
       principal: t.registered_by_principal,
       dueAt: now,
@@ -80,9 +80,9 @@ export async function deadLetter(
   return dl;
 }
 
-/** ctx.event.dead_letter as a handler script sees it. */
-export function deadLetterEvent(dialect: Dialect, dl: DeadLetter): Record<string, unknown> {
-  const payload = dialect.fromJson<{ event?: unknown }>(dl.payload);
+/** ctx.event.dead_letter as a handler script sees it. The payload is JSON text (as in the outbox). */
+export function deadLetterEvent(dl: DeadLetter): Record<string, unknown> {
+  const payload = JSON.parse(dl.payload) as { event?: unknown } | null;
   return {
     id: dl.id,
     trigger_id: dl.trigger_id,
@@ -202,8 +202,8 @@ async function lockedDeadLetter(trx: Kysely<PlatformDB>, dialect: Dialect, appId
 export { findDeadLetter, listDeadLetters };
 
 /** The API shape of a dead letter. */
-export function presentDeadLetter(dialect: Dialect, dl: DeadLetter): Record<string, unknown> {
-  const payload = dialect.fromJson<{ event?: unknown }>(dl.payload);
+export function presentDeadLetter(dl: DeadLetter): Record<string, unknown> {
+  const payload = JSON.parse(dl.payload) as { event?: unknown } | null;
   return {
     id: dl.id,
     app_id: dl.app_id,

@@ -28,7 +28,7 @@ export const deadLetterRoutes: RouteModule = (app, ctx) => {
     });
     const items = rows.slice(0, q.limit);
     return {
-      items: items.map((dl) => presentDeadLetter(database.dialect, dl)),
+      items: items.map((dl) => presentDeadLetter(dl)),
       next_cursor: rows.length > q.limit ? (items.at(-1)?.id ?? null) : null,
     };
   });
@@ -37,10 +37,7 @@ export const deadLetterRoutes: RouteModule = (app, ctx) => {
     "/api/v1/admin/apps/:app/dead-letters/:id/replay",
     async (req) => {
       const { app: a } = await adminApp(ctx, req, req.params.app);
-      return presentDeadLetter(
-        database.dialect,
-        await replayDeadLetter(database, a.id, req.params.id, clock.iso()),
-      );
+      return presentDeadLetter(await replayDeadLetter(database, a.id, req.params.id, clock.iso()));
     },
   );
 
@@ -48,10 +45,7 @@ export const deadLetterRoutes: RouteModule = (app, ctx) => {
     "/api/v1/admin/apps/:app/dead-letters/:id/ignore",
     async (req) => {
       const { app: a } = await adminApp(ctx, req, req.params.app);
-      return presentDeadLetter(
-        database.dialect,
-        await ignoreDeadLetter(database, a.id, req.params.id, clock.iso()),
-      );
+      return presentDeadLetter(await ignoreDeadLetter(database, a.id, req.params.id, clock.iso()));
     },
   );
 };
