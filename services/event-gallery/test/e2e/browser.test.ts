@@ -157,7 +157,13 @@ describe("gallery in a browser", () => {
     await host.locator("tr[data-name=Ben] [data-testid=ban]").click();
     await host.waitForSelector("tr.banned[data-name=Ben]");
 
-    // A video: the lightbox plays the original.
+    // Ben's connection drops while Anna posts a video; after the reconnect his feed catches up
+    // through /feed/delta. A video's lightbox plays the original.
+    await ben.context().setOffline(true);
+    // Drop every open connection (a network blip); Ben cannot come back while offline.
+    built.app.server.closeAllConnections();
+    await ben.waitForSelector(".dot:not(.on)", { timeout: 10_000 });
+    await anna.waitForSelector(".dot.on", { timeout: 10_000 });
     await anna.fill(".upload label:has-text('Caption') input", "Dance video");
     await anna.locator("label.button input[type=file]").setInputFiles([dance]);
     await anna.waitForSelector(".q-done >> nth=2", { timeout: 20_000 });
@@ -166,6 +172,9 @@ describe("gallery in a browser", () => {
       /^\/api\/v1\/upload\/[0-9a-f-]+\/original\?t=/,
     );
     await anna.keyboard.press("Escape");
+    await ben.context().setOffline(false);
+    await ben.waitForSelector(".dot.on", { timeout: 15_000 });
+    await ben.waitForSelector(".tile:has-text('Dance video')", { timeout: 10_000 });
 
     // Uploads locked: Anna's file waits in the IndexedDB queue, survives a reload, and goes up on
     // its own when the event reopens.
