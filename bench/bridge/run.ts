@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   for (const sessions of [1, 50]) {
     const perSession =
-      sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1500) : Number(process.env.BENCH_CALLS_50 ?? 30);
+      sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1000) : Number(process.env.BENCH_CALLS_50 ?? 24);
     const sids = await Promise.all(Array.from({ length: sessions }, openSession));
     await timeLoop(WARMUP, direct, []);
     await timeLoop(WARMUP, viaBridge(sids[0] as string), []);
