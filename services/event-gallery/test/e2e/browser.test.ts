@@ -79,6 +79,14 @@ describe("gallery in a browser", () => {
     });
     return page;
   };
+  /** A horizontal swipe on `selector` (dx < 0: to the left, i.e. "next"). */
+  const swipe = (page: Page, selector: string, dx: number) =>
+    page.evaluate(`(() => {
+      const el = document.querySelector(${JSON.stringify(selector)});
+      const at = (x) => new Touch({ identifier: 1, target: el, clientX: x, clientY: 200 });
+      el.dispatchEvent(new TouchEvent("touchstart", { touches: [at(300)], changedTouches: [at(300)], bubbles: true }));
+      el.dispatchEvent(new TouchEvent("touchend", { touches: [], changedTouches: [at(300 + ${dx})], bubbles: true }));
+    })()`);
   const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
 
   const join_ = async (page: Page, name: string) => {
@@ -189,6 +197,14 @@ describe("gallery in a browser", () => {
     await host.click("text=Unlock uploads");
     await anna.waitForSelector(".q-done", { timeout: 20_000 });
     await anna.waitForFunction("document.querySelectorAll('.tile').length === 3", null, { timeout: 10_000 });
+    // Swiping in the lightbox moves to the next upload (newest first: the photo, then the video).
+    await anna.locator(".tile").first().click();
+    await anna.waitForSelector(".lightbox img");
+    await swipe(anna, ".lightbox", -150);
+    await anna.waitForSelector(".lightbox video", { timeout: 5_000 });
+    await swipe(anna, ".lightbox", 150);
+    await anna.waitForSelector(".lightbox img", { timeout: 5_000 });
+    await anna.keyboard.press("Escape");
     await shot(host, "host");
 
     // Release; the host watches both archives build.
@@ -221,7 +237,7 @@ describe("gallery in a browser", () => {
     // Memories.zip opened from disk, offline.
     const unpacked = join(work, "memories");
     execFileSync("unzip", ["-q", files.html!, "-d", unpacked]);
-    const offline = await browser.newContext({ offline: true });
+    const offline = await browser.newContext({ offline: true, hasTouch: true });
     contexts.push(offline);
     const viewer = await offline.newPage();
     const requests: string[] = [];
@@ -258,6 +274,10 @@ describe("gallery in a browser", () => {
     expect(await viewer.textContent("#lb .info")).toContain("After the break");
     await viewer.keyboard.press("ArrowLeft");
     await viewer.keyboard.press("ArrowLeft");
+    expect(await viewer.getAttribute("#lb img", "src")).toBe(media[0]);
+    await swipe(viewer, "#lb", -150);
+    expect(await viewer.getAttribute("#lb video", "src")).toBe(media[1]);
+    await swipe(viewer, "#lb", 150);
     expect(await viewer.getAttribute("#lb img", "src")).toBe(media[0]);
     await viewer.keyboard.press("Escape");
     expect(await viewer.locator("#lb.open").count()).toBe(0);
