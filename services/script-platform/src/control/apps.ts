@@ -47,7 +47,7 @@ export interface AppsDeps {
   database: Database<PlatformDB>;
   clock: Clock;
   /** Called after a commit that changes host claims (route table refresh on every node). */
-  onChanged: () => Promise<void>;
+  onChanged: (appId: string) => Promise<void>;
   /** PLATFORM_FILES_ROOT: a deleted app's stored file bytes live in one folder below it. */
   filesRoot: string;
 }
@@ -189,7 +189,7 @@ export function createApps(deps: AppsDeps) {
           await trx.deleteFrom(table).where("app_id", "=", app.id).execute();
         if (!(await repo.delete(trx, app.id))) throw appNotFound();
       });
-      await deps.onChanged();
+      await deps.onChanged(app.id);
       // After the commit: the rows that pointed at these bytes are gone. Same folder naming as the blob store.
       await rm(join(deps.filesRoot, app.id.replace(/[^A-Za-z0-9-]/g, "_")), { recursive: true, force: true });
     },
@@ -223,14 +223,14 @@ export function createApps(deps: AppsDeps) {
           if (database.dialect.isUniqueViolation(err)) throw domainTaken(host, null);
           throw err;
         });
-      await deps.onChanged();
+      await deps.onChanged(appId);
       return row;
     },
 
     async removeDomain(appId: string, idOrHost: string): Promise<void> {
       const removed = await database.writeTx((trx) => repo.deleteDomain(trx, appId, idOrHost));
       if (!removed) throw notFound("No such domain claim on this app.", "domain_not_found");
-      await deps.onChanged();
+      await deps.onChanged(appId);
     },
   };
 }

@@ -45,10 +45,13 @@ export interface RouteTable {
   match(host: string, method: string, path: string): RouteMatch | null;
   /** The app a Host header belongs to: exact claim, else the longest matching wildcard claim. */
   resolveHost(host: string): string | null;
-  /** Reload from the database now (this process only). */
-  refresh(): Promise<void>;
-  /** Call after committing a change to apps, domains, scripts or routes: reloads here and on every other node. */
-  changed(): Promise<void>;
+  /** Reload from the database now (this process only): one app's routes and all host claims, or everything. */
+  refresh(appId?: string): Promise<void>;
+  /**
+   * Call after committing a change to an app's domains, scripts or routes (or its deletion):
+   * reloads here and on every other node. Without an app id everything reloads.
+   */
+  changed(appId?: string): Promise<void>;
   /** Subscribe to change notifications from other nodes and load the table. */
   start(): Promise<void>;
   stop(): Promise<void>;
@@ -133,27 +136,25 @@ function matchBucket(
   return null;
 }
 
-/** Build the lookup structure from rows; pure, so tests can drive it without a database. */
-export function buildSnapshot(
-  domains: readonly { app_id: string; host: string; kind: string }[],
-  routes: readonly RouteView[],
-): Snapshot {
+type DomainClaim = { app_id: string; host: string; kind: string };
+
+function hostMaps(domains: readonly DomainClaim[]): Pick<Snapshot, "exactHosts" | "wildcardHosts"> {
   const exactHosts = new Map<string, string>();
   const wildcardHosts = new Map<string, string>();
   for (const d of domains) {
     if (d.kind === "wildcard") wildcardHosts.set(d.host.slice(2), d.app_id);
     else exactHosts.set(d.host, d.app_id);
   }
-  const apps = new Map<string, AppRoutes>();
+  return { exactHosts, wildcardHosts };
+}
+
+/** One app's buckets from its routes. */
+function buildAppRoutes(routes: readonly RouteView[]): AppRoutes {
+  const app: AppRoutes = { strict: new Map(), wildcard: [], any: emptyBucket() };
   const sorted = [...routes].sort((a, b) =>
     a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
   );
   for (const view of sorted) {
-    let app = apps.get(view.app_id);
-    if (!app) {
-      app = { strict: new Map(), wildcard: [], any: emptyBucket() };
-      apps.set(view.app_id, app);
-    }
     const r: CompiledRoute = { ...compile(view), view };
     let bucket: Bucket;
     if (view.host_kind === "strict") {
@@ -170,12 +171,26 @@ export function buildSnapshot(
     } else bucket = app.any;
     addToBucket(bucket, r);
   }
-  for (const app of apps.values()) {
-    app.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
-    const all = [app.any, ...app.strict.values(), ...app.wildcard.map((w) => w.bucket)];
-    for (const b of all) sortBucket(b);
+  app.wildcard.sort((a, b) => b.suffix.length - a.suffix.length);
+  for (const b of [app.any, ...app.strict.values(), ...app.wildcard.map((w) => w.bucket)]) sortBucket(b);
+  return app;
+}
+
+function groupByApp(routes: readonly RouteView[]): Map<string, RouteView[]> {
+  const byApp = new Map<string, RouteView[]>();
+  for (const r of routes) {
+    const list = byApp.get(r.app_id) ?? [];
+    list.push(r);
+    byApp.set(r.app_id, list);
   }
-  return { exactHosts, wildcardHosts, apps };
+  return byApp;
+}
+
+/** Build the lookup structure from rows; pure, so tests can drive it without a database. */
+export function buildSnapshot(domains: readonly DomainClaim[], routes: readonly RouteView[]): Snapshot {
+  const apps = new Map<string, AppRoutes>();
+  for (const [appId, list] of groupByApp(routes)) apps.set(appId, buildAppRoutes(list));
+  return { ...hostMaps(domains), apps };
 }
 
 export function resolveHostIn(s: Snapshot, rawHost: string): string | null {
@@ -239,57 +254,71 @@ export function toRouteView(database: Database<PlatformDB>, r: PlatformDB["route
  * The live table: a snapshot swapped atomically on reload. Reloads coalesce (at most one running
  * and one queued); on PostgreSQL, other nodes hear about changes via LISTEN/NOTIFY.
  */
+/**
+ * The live table: a snapshot swapped atomically on reload. A change reloads the host claims and
+ * only the changed app's routes. Reloads run one at a time; requests made while one is queued
+ * join it, and each caller's promise settles after a load that started after its call. On
+ * PostgreSQL, other nodes hear about changes via LISTEN/NOTIFY (payload: the app id).
+ */
 export function createRouteTable(database: Database<PlatformDB>, logger: Logger, clock: Clock): RouteTable {
   let resync: TimerHandle | null = null;
   let snapshot: Snapshot = buildSnapshot([], []);
-  let running: Promise<void> | null = null;
-  let queued: Promise<void> | null = null;
   let unsubscribe: (() => Promise<void>) | null = null;
+  let pending = { full: false, apps: new Set<string>() };
+  let scheduled: Promise<void> | null = null;
+  let chain: Promise<void> = Promise.resolve();
 
-  const load = async () => {
-    const [domains, routes] = await Promise.all([
+  const load = async (work: { full: boolean; apps: Set<string> }) => {
+    const appIds = [...work.apps];
+    let routesQuery = database.db.selectFrom("routes").selectAll();
+    if (!work.full) routesQuery = routesQuery.where("app_id", "in", appIds);
+    const [domains, rows] = await Promise.all([
       database.db.selectFrom("app_domains").select(["app_id", "host", "kind"]).execute(),
-      database.db.selectFrom("routes").selectAll().execute(),
+      routesQuery.execute(),
     ]);
-    snapshot = buildSnapshot(
-      domains,
-      routes.map((r) => toRouteView(database, r)),
-    );
+    const byApp = groupByApp(rows.map((r) => toRouteView(database, r)));
+    const apps = work.full ? new Map<string, AppRoutes>() : new Map(snapshot.apps);
+    if (!work.full) for (const id of appIds) apps.delete(id);
+    for (const [id, list] of byApp) apps.set(id, buildAppRoutes(list));
+    snapshot = { ...hostMaps(domains), apps };
   };
 
-  const refresh = (): Promise<void> => {
-    if (!running) {
-      running = load().finally(() => {
-        running = null;
+  const refresh = (appId?: string): Promise<void> => {
+    if (appId) pending.apps.add(appId);
+    else pending.full = true;
+    if (!scheduled) {
+      const job = chain.then(async () => {
+        scheduled = null;
+        const work = pending;
+        pending = { full: false, apps: new Set() };
+        await load(work);
       });
-      return running;
+      scheduled = job;
+      chain = job.catch(() => {});
     }
-    // A reload is in flight and may have read before the latest commit: run one more after it.
-    queued ??= running
-      .catch(() => {})
-      .then(() => {
-        queued = null;
-        return refresh();
-      });
-    return queued;
+    return scheduled;
   };
 
   return {
     match: (host, method, path) => matchIn(snapshot, host, method, path),
     resolveHost: (host) => resolveHostIn(snapshot, host),
     refresh,
-    async changed() {
-      await refresh();
+    async changed(appId) {
+      await refresh(appId);
       if (database.backend === "postgres") {
         await database.notifier
-          .publish(CHANNEL, "")
+          .publish(CHANNEL, appId ?? "")
           .catch((err) => logger.warn({ err }, "route change notify failed"));
       }
     },
     async start() {
       if (database.backend === "postgres") {
-        const reload = () => refresh().catch((err) => logger.error({ err }, "route table reload failed"));
-        unsubscribe = await database.notifier.subscribe(CHANNEL, () => void reload());
+        const reload = (appId?: string) =>
+          refresh(appId).catch((err) => logger.error({ err }, "route table reload failed"));
+        unsubscribe = await database.notifier.subscribe(
+          CHANNEL,
+          (payload) => void reload(payload || undefined),
+        );
         // Safety net: a notification lost while the LISTEN connection reconnects is healed here.
         resync = clock.setInterval(() => void reload(), RESYNC_MS);
       }
@@ -300,7 +329,7 @@ export function createRouteTable(database: Database<PlatformDB>, logger: Logger,
       resync = null;
       await unsubscribe?.();
       unsubscribe = null;
-      await running?.catch(() => {});
+      await chain;
     },
   };
 }

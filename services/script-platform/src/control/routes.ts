@@ -151,7 +151,7 @@ export function createRoutes(deps: RoutesDeps) {
         await trx.insertInto("routes").values(row).execute();
         return toRouteView(database, row);
       });
-      await routeTable.changed();
+      await routeTable.changed(view.app_id);
       return view;
     },
 
@@ -162,7 +162,7 @@ export function createRoutes(deps: RoutesDeps) {
         await trx.deleteFrom("routes").where("id", "=", routeId).execute();
         return toRouteView(database, r);
       });
-      await routeTable.changed();
+      await routeTable.changed(removed.app_id);
       return removed;
     },
   };

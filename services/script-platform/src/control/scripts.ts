@@ -42,7 +42,7 @@ export interface ScriptsDeps {
   clock: Clock;
   sandbox: SandboxPolicy;
   /** After a commit that removed routes (a deleted script): refresh the route table everywhere. */
-  onRoutesChanged: () => Promise<void>;
+  onRoutesChanged: (appId: string) => Promise<void>;
 }
 
 type Db = Kysely<PlatformDB>;
@@ -290,7 +290,7 @@ export function createScripts(deps: ScriptsDeps) {
     },
 
     async remove(id: string): Promise<void> {
-      await database.writeTx(async (trx) => {
+      const appId = await database.writeTx(async (trx) => {
         const s = await repo.byId(id, trx);
         if (!s) throw scriptNotFound();
         await apps.lock(trx, s.app_id);
@@ -305,8 +305,9 @@ export function createScripts(deps: ScriptsDeps) {
           );
         await trx.deleteFrom("triggers").where("script_id", "=", id).execute();
         await repo.delete(trx, id);
+        return s.app_id;
       });
-      await deps.onRoutesChanged();
+      await deps.onRoutesChanged(appId);
     },
   };
 }

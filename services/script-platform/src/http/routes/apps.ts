@@ -31,7 +31,7 @@ export const appRoutes: RouteModule = (app, ctx) => {
     database: ctx.database,
     clock: ctx.clock,
     filesRoot: ctx.paths.filesRoot,
-    onChanged: () => ctx.routeTable.changed(),
+    onChanged: (appId) => ctx.routeTable.changed(appId),
   });
   const admins = createAdmins({ database: ctx.database, clock: ctx.clock });
   const base = "/api/v1/admin/apps";

@@ -46,7 +46,7 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
     database: ctx.database,
     clock: ctx.clock,
     sandbox: ctx.sandbox,
-    onRoutesChanged: () => ctx.routeTable.changed(),
+    onRoutesChanged: (appId) => ctx.routeTable.changed(appId),
   });
   const apps = appsRepo(ctx.database);
   const base = "/api/v1/admin/scripts";
