@@ -113,6 +113,23 @@ describe("createHttpApp error mapper", () => {
   });
 });
 
+describe("malformed URLs", () => {
+  it("get 400 invalid_url in the common shape without echoing the path, or 404 where the app says so", async () => {
+    const hidden = createHttpApp({
+      logger: captureLogger().logger,
+      badUrlIsNotFound: (u) => u.startsWith("/media"),
+    });
+    hidden.get("/x/:p", async () => "x");
+    const bad = await hidden.inject({ url: "/x/%E0%A4%A" });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ error: { code: "invalid_url", message: "The request URL is not valid." } });
+    const media = await hidden.inject({ url: "/media/%E0%A4%A" });
+    expect(media.statusCode).toBe(404);
+    expect(media.json()).toEqual({ error: { code: "not_found", message: "Not found." } });
+    await hidden.close();
+  });
+});
+
 describe("createHttpApp without path logging", () => {
   it("omits the request path from every log line", async () => {
     const cap = captureLogger();

@@ -33,6 +33,7 @@ import { ensureAdmin } from "./identity/admin.js";
 import { NameRules } from "./identity/names.js";
 import { IdentityService } from "./identity/service.js";
 import { createRateLimiter } from "./limits/limiter.js";
+import { isMediaPath } from "./media/guard.js";
 import { ModerationService } from "./moderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
 import { StreamHub } from "./realtime/hub.js";
@@ -102,7 +103,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
     const exportWorker = createExportWorker(ctx);
 
-    const app = createHttpApp({ logger });
+    const app = createHttpApp({ logger, badUrlIsNotFound: isMediaPath });
     registerHealth(app);
     registerMediaPathGuard(app);
     await registerWebApp(app);

@@ -13,6 +13,11 @@ export interface HttpAppOptions {
    * tickets and media tokens); the bridge turns paths off entirely (its path can be a secret).
    */
   logPaths?: boolean;
+  /**
+   * A URL whose percent-encoding is malformed never reaches a route: it gets 400 `invalid_url`,
+   * or 404 `not_found` when this returns true for the raw URL (the gallery hides /media/ that way).
+   */
+  badUrlIsNotFound?: (rawUrl: string) => boolean;
   /** Extra Fastify options (e.g. routerOptions). */
   fastify?: Partial<FastifyServerOptions>;
 }
@@ -130,6 +135,22 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     },
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    // Fastify's own answer to a malformed URL repeats the path back and is not our error shape.
+    frameworkErrors: (err, req, reply) => {
+      if (err.code === "FST_ERR_BAD_URL") {
+        const notFound = opts.badUrlIsNotFound?.(req.url ?? "") ?? false;
+        const body = notFound
+          ? { error: { code: "not_found", message: "Not found." } }
+          : { error: { code: "invalid_url", message: "The request URL is not valid." } };
+        return reply
+          .code(notFound ? 404 : 400)
+          .type("application/json")
+          .send(body);
+      }
+      const { status, body, headers } = toErrorResponse(err);
+      for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+      return reply.code(status).type("application/json").send(body);
+    },
     ...opts.fastify,
   }) as unknown as FastifyInstance;
 

@@ -147,6 +147,8 @@ describe("media routes", () => {
       "/x/../media/a.jpg",
       "/x/%2E%2E/media/a.jpg",
       "/media/a.jpg?x=1",
+      "/media/%E0%A4%A",
+      "/%6Dedia/bad%zz",
     ];
     for (const p of paths) {
       const res = await get(p);
