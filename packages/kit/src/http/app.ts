@@ -1,4 +1,9 @@
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyServerOptions,
+} from "fastify";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
@@ -136,7 +141,8 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     forceCloseConnections: "idle",
     return503OnClosing: true,
     // Fastify's own answer to a malformed URL repeats the path back and is not our error shape.
-    frameworkErrors: (err, req, reply) => {
+    frameworkErrors: (err, req, rawReply) => {
+      const reply = rawReply as unknown as FastifyReply;
       if (err.code === "FST_ERR_BAD_URL") {
         const notFound = opts.badUrlIsNotFound?.(req.url ?? "") ?? false;
         const body = notFound
