@@ -5,6 +5,7 @@ import type { GalleryDB, Role } from "../db/schema.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { hashSecret, newPin } from "../identity/secrets.js";
 import { type UserView, userView } from "../identity/users.js";
+import { softDeleteAndRefund } from "../uploads/repository.js";
 import { type AuditAction, recordAudit } from "./audit.js";
 
 export interface HostUserView extends UserView {
@@ -173,24 +174,7 @@ export class ModerationService {
         .executeTakeFirst();
       if (!upload) throw notFound("No such upload.");
       const now = clock.iso();
-      await trx
-        .updateTable("uploads")
-        .set({ deleted_at: now, deleted_by: "host", updated_at: now })
-        .where("id", "=", upload.id)
-        .execute();
-      const bytes = Number(upload.original_size_bytes);
-      await trx
-        .updateTable("users")
-        .set((eb) => ({
-          total_upload_bytes: eb
-            .case()
-            .when("total_upload_bytes", ">", bytes)
-            .then(eb("total_upload_bytes", "-", bytes))
-            .else(0)
-            .end(),
-        }))
-        .where("id", "=", upload.user_id)
-        .execute();
+      await softDeleteAndRefund(trx, upload, "host", now);
       await bumpEpochIfReleased(trx, clock);
       await recordAudit(trx, database, {
         actorId: actor.id,
