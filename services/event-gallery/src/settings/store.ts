@@ -50,9 +50,7 @@ export function createSettingsStore(database: Database<GalleryDB>, clock: Clock)
   const decode = <K extends keyof Settings>(key: K, raw: unknown): Settings[K] => {
     let value: unknown;
     try {
-      // PostgreSQL hands JSONB back parsed (a JSON string arrives as a plain string, which
-      // fromJson would parse a second time); SQLite hands back the text.
-      value = database.backend === "postgres" ? raw : dialect.fromJson(raw);
+      value = dialect.fromJson(raw);
     } catch {
       return SETTINGS_DEFAULTS[key];
     }
