@@ -108,6 +108,20 @@ describe("realtime topics over SSE", () => {
     expect(shopSub.text()).not.toContain("first");
   });
 
+  it("closes the stream when the subscriber token expires", async () => {
+    const sub = await connect(
+      `/api/v1/realtime/topics/news?token=${await token(DEFAULT_APP_ID, "news", 30)}`,
+    );
+    expect(sub.status).toBe(200);
+    await publish(DEFAULT_APP_ID, "news", { before: "expiry" });
+    await sub.waitFor('"before":"expiry"', h.clock);
+    await h.clock.advance(31_000);
+    await sub.ended();
+    await publish(DEFAULT_APP_ID, "news", { after: "expiry" });
+    await h.clock.advance(500);
+    expect(sub.text()).not.toContain("after");
+  });
+
   it("a large message (beyond a NOTIFY payload) still arrives", async () => {
     const sub = await connect(`/api/v1/realtime/topics/news?token=${await token(DEFAULT_APP_ID, "news")}`);
     const big = "x".repeat(20_000);

@@ -7,6 +7,8 @@ export interface SseClient {
   text(): string;
   /** Resolves once the stream contains `needle`, advancing the fake clock so pollers run. */
   waitFor(needle: string, clock: FakeClock): Promise<void>;
+  /** Resolves when the server ends the stream. */
+  ended(): Promise<void>;
   close(): void;
 }
 
@@ -18,6 +20,7 @@ export function openSseClient(
   return new Promise((resolve, reject) => {
     const req = request({ host: "127.0.0.1", port, path, headers }, (res) => {
       let buf = "";
+      const end = new Promise<void>((r) => res.on("close", () => r()));
       res.setEncoding("utf8");
       res.on("data", (c: string) => {
         buf += c;
@@ -33,6 +36,7 @@ export function openSseClient(
           }
           if (!buf.includes(needle)) throw new Error(`stream never contained ${needle}; got ${buf}`);
         },
+        ended: () => end,
         close: () => req.destroy(),
       });
     });

@@ -10,6 +10,17 @@ import { verifySubscriberToken } from "../../sdk/pubsub.js";
  * app; an unknown or internal topic is 404; an external topic needs a subscriber token as
  * `?token=` (EventSource cannot send headers) or a bearer header, else 401.
  */
+/**
+ * Expiry of a subscriber token already verified by verifySubscriberToken (sdk/pubsub.ts format:
+ * `<base64url {a, t, e: epoch seconds}>.<mac>`), in epoch milliseconds.
+ */
+function tokenExpiryMs(token: string): number {
+  const claims = JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString("utf8")) as {
+    e: number;
+  };
+  return claims.e * 1000;
+}
+
 export const realtimeRoutes: RouteModule = (app, ctx) => {
   app.get<{ Params: { topic: string }; Querystring: { token?: string } }>(
     "/api/v1/realtime/topics/:topic",
@@ -31,7 +42,16 @@ export const realtimeRoutes: RouteModule = (app, ctx) => {
         stream?.send("message", json, String(seq));
       });
       stream = openSse(reply, { clock: ctx.clock });
-      stream.onClose(unsubscribe);
+      const open = stream;
+      // The token's lifetime bounds the stream: at expiry the client must come back with a new one.
+      const expiry = ctx.clock.setTimeout(
+        () => open.close(),
+        Math.max(0, tokenExpiryMs(token ?? "") - ctx.clock.now()),
+      );
+      open.onClose(() => {
+        expiry.cancel();
+        unsubscribe();
+      });
     },
   );
 };
