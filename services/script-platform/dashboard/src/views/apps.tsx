@@ -238,6 +238,8 @@ function Domains({ appId }: { appId: string }) {
       >
         <input
           name="host"
+          class="grow"
+          aria-label="Host"
           placeholder="api.example.com or *.example.com"
           required
           value={host}
