@@ -55,6 +55,20 @@ describe("routes admin API and the live route table", () => {
     expect(list.items.map((r: { path: string }) => r.path)).toEqual(["/greet", "/greet/", "/users/:id"]);
   });
 
+  it("accepts a consistent script_id and path_kind in the body, refuses inconsistent ones", async () => {
+    const ok = await add(scriptId, {
+      script_id: scriptId,
+      path_kind: "prefix",
+      path: "/body/*",
+      method: "GET",
+    });
+    expect(ok.statusCode).toBe(201);
+    const wrongKind = await add(scriptId, { path_kind: "exact", path: "/body2/*", method: "GET" });
+    expect(wrongKind.statusCode).toBe(422);
+    const wrongScript = await add(scriptId, { script_id: otherScript, path: "/body3", method: "GET" });
+    expect(wrongScript.statusCode).toBe(422);
+  });
+
   it("refuses reserved and invalid patterns with 422", async () => {
     for (const path of ["/api/x", "/admin/", "/admin/*", "/healthz", "/version", "nope", "/a//b"]) {
       const res = await add(scriptId, { path, method: "GET" });

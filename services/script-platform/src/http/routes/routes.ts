@@ -5,7 +5,7 @@ import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repo.js";
 import { normalizeHost } from "../../control/route-patterns.js";
-import { createRoutes, routeNotFound } from "../../control/routes.js";
+import { createRoutes, normalizeRoute, routeNotFound } from "../../control/routes.js";
 import { scriptNotFound } from "../../control/scripts.js";
 import { scriptsRepo } from "../../control/scripts-repo.js";
 
@@ -16,7 +16,12 @@ const routeFields = {
   method: z.string().max(20).optional(),
   dispatch_mode: z.enum(["sync", "async"]).optional(),
 };
-const routeBody = z.strictObject(routeFields);
+const routeBody = z.strictObject({
+  ...routeFields,
+  // Accepted for clients that send the whole route back; must agree with the URL and the path.
+  script_id: z.string().optional(),
+  path_kind: z.enum(["exact", "prefix", "param"]).optional(),
+});
 const checkBody = z.strictObject({
   ...routeFields,
   script_id: z.string().optional(),
@@ -39,7 +44,15 @@ export const routeRoutes: RouteModule = (app, ctx) => {
   app.post("/api/v1/admin/scripts/:id/routes", async (req, reply) => {
     const s = await scriptOf((req.params as { id: string }).id);
     await ctx.gate.requireAdmin(req, "script:write", s.app_id);
-    const body = parseInput(routeBody, req.body);
+    const { script_id, path_kind, ...body } = parseInput(routeBody, req.body);
+    if (script_id !== undefined && script_id !== s.id)
+      throw new AppError(422, "validation_failed", "script_id does not match the script in the URL.", {
+        field: "script_id",
+      });
+    if (path_kind !== undefined && normalizeRoute(body).path_kind !== path_kind)
+      throw new AppError(422, "invalid_route", `The path ${body.path} is not a ${path_kind} route.`, {
+        field: "path_kind",
+      });
     return reply.code(201).send(await routes.create(s.id, body));
   });
 
