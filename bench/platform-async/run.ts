@@ -15,6 +15,8 @@ import { pubsubOps } from "../../services/script-platform/src/sdk/pubsub.js";
 
 const N = Number(process.env.BENCH_N ?? 600);
 const PUBLISHERS = 8;
+/** Jobs sent one at a time after the burst (unloaded latency). */
+const SINGLE = 30;
 const ADMIN = { username: "bench", password: "bench password 1" };
 const SINK = `export default async function (ctx) { log.info(String(ctx.event.pubsub.message.i)); return null; }`;
 
@@ -62,7 +64,10 @@ async function sendAll(count: number, send: (i: number) => Promise<void>): Promi
   return sentAt;
 }
 
-async function platform(label: string, databaseUrl: string | undefined): Promise<Figures> {
+async function platform(
+  label: string,
+  databaseUrl: string | undefined,
+): Promise<{ burst: Figures; single: Figures }> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-platform-async-"));
   const config = loadEnv(envSpec, {
     DATA_DIR: dataDir,
@@ -108,28 +113,45 @@ async function platform(label: string, databaseUrl: string | undefined): Promise
       principal: null,
       depth: 0,
     });
-    const sentAt = await sendAll(N, async (i) => {
+    const publish = async (i: number) => {
       await pubsub.publishDurable("bench", { i });
       runtime.sdk.onEnqueued?.();
-    });
+    };
     const db = built.ctx.database.db;
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const r = await db
-        .selectFrom("executions")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("script_id", "=", script.id)
-        .executeTakeFirst();
-      if (Number(r?.n) >= N) break;
-      if (Date.now() > deadline) throw new Error(`only ${r?.n} of ${N} runs finished`);
-      await new Promise((r) => setTimeout(r, 20));
+    const finishedRuns = async () =>
+      Number(
+        (
+          await db
+            .selectFrom("executions")
+            .select((eb) => eb.fn.countAll<number>().as("n"))
+            .where("script_id", "=", script.id)
+            .executeTakeFirst()
+        )?.n,
+      );
+    const waitFor = async (count: number, pollMs: number) => {
+      const deadline = Date.now() + 120_000;
+      while ((await finishedRuns()) < count) {
+        if (Date.now() > deadline) throw new Error(`runs stalled below ${count}`);
+        await new Promise((r) => setTimeout(r, pollMs));
+      }
+    };
+
+    // Burst: N jobs published as fast as the publishers go; latency includes the queueing.
+    const sentAt = await sendAll(N, publish);
+    await waitFor(N, 20);
+    // Unloaded: one job at a time, each published once the previous one has run.
+    for (let k = 0; k < SINGLE; k++) {
+      sentAt[N + k] = Date.now();
+      await publish(N + k);
+      await waitFor(N + k + 1, 1);
     }
+
     const rows = await db
       .selectFrom("executions")
       .select(["logs", "finished_at", "status", "duration_ms"])
       .where("script_id", "=", script.id)
       .execute();
-    const doneAt: number[] = new Array(N);
+    const doneAt: number[] = new Array(N + SINGLE);
     let failed = 0;
     for (const r of rows) {
       if (r.status !== "succeeded") failed++;
@@ -139,7 +161,10 @@ async function platform(label: string, databaseUrl: string | undefined): Promise
     }
     if (failed > 0) throw new Error(`${failed} runs failed`);
     const runMs = rows.reduce((sum, r) => sum + Number(r.duration_ms ?? 0), 0) / rows.length;
-    return { ...figures(label, sentAt, doneAt), runMs };
+    return {
+      burst: { ...figures(label, sentAt.slice(0, N), doneAt.slice(0, N)), runMs },
+      single: figures(`${label}, one at a time`, sentAt.slice(N), doneAt.slice(N)),
+    };
   } finally {
     await built.app.close();
     await built.close();
@@ -147,29 +172,36 @@ async function platform(label: string, databaseUrl: string | undefined): Promise
   }
 }
 
-async function pgBoss(url: string): Promise<Figures> {
+async function pgBoss(url: string): Promise<{ burst: Figures; single: Figures }> {
   const boss = new PgBoss({ connectionString: url, schema: "pgboss_bench" });
   boss.on("error", () => {});
   await boss.start();
   try {
     await boss.createQueue("bench");
-    const doneAt: number[] = new Array(N);
-    let done = 0;
-    let finish: () => void = () => {};
-    const all = new Promise<void>((r) => {
-      finish = r;
-    });
+    const doneAt: number[] = new Array(N + SINGLE);
+    const waiting = new Map<number, () => void>();
     await boss.work<{ i: number }>("bench", { batchSize: 32, pollingIntervalSeconds: 0.5 }, async (jobs) => {
       for (const job of jobs) {
         doneAt[job.data.i] = Date.now();
-        if (++done === N) finish();
+        waiting.get(job.data.i)?.();
       }
     });
+    const ran = (i: number) => new Promise<void>((r) => waiting.set(i, r));
+    const burstDone = Promise.all(Array.from({ length: N }, (_, i) => ran(i)));
     const sentAt = await sendAll(N, async (i) => {
       await boss.send("bench", { i });
     });
-    await all;
-    return figures("pg-boss (same PostgreSQL)", sentAt, doneAt);
+    await burstDone;
+    for (let k = 0; k < SINGLE; k++) {
+      const done = ran(N + k);
+      sentAt[N + k] = Date.now();
+      await boss.send("bench", { i: N + k });
+      await done;
+    }
+    return {
+      burst: figures("pg-boss (same PostgreSQL)", sentAt.slice(0, N), doneAt.slice(0, N)),
+      single: figures("pg-boss, one at a time", sentAt.slice(N), doneAt.slice(N)),
+    };
   } finally {
     await boss.stop({ graceful: false, wait: true });
   }
@@ -195,26 +227,27 @@ async function withDatabase<T>(adminUrl: string, fn: (url: string) => Promise<T>
 
 const print = (f: Figures) =>
   console.log(
-    `${f.label.padEnd(34)} ${String(f.jobs).padStart(5)} jobs in ${f.seconds.toFixed(2).padStart(6)} s  ` +
+    `${f.label.padEnd(40)} ${String(f.jobs).padStart(5)} jobs in ${f.seconds.toFixed(2).padStart(6)} s  ` +
       `${f.perSecond.toFixed(0).padStart(5)} runs/s  p50 ${f.p50.toFixed(0).padStart(5)} ms  p99 ${f.p99.toFixed(0).padStart(5)} ms` +
       (f.runMs !== undefined ? `  (mean ${f.runMs.toFixed(1)} ms in the sandbox per run)` : ""),
   );
 
 console.log(
-  `platform-async: ${N} publishDurable → triggered script runs, ${PUBLISHERS} concurrent publishers`,
+  `platform-async: ${N} publishDurable → triggered script runs (${PUBLISHERS} concurrent publishers), then ${SINGLE} one at a time`,
 );
-print(await platform("platform on SQLite", undefined));
+const sqlite = await platform("platform on SQLite", undefined);
+print(sqlite.burst);
+print(sqlite.single);
 const adminUrl = process.env.DATABASE_URL;
 if (adminUrl) {
   const [ours, boss] = await withDatabase(
     adminUrl,
     async (url) => [await platform("platform on PostgreSQL", url), await pgBoss(url)] as const,
   );
-  print(ours);
-  print(boss);
+  for (const f of [ours.burst, ours.single, boss.burst, boss.single]) print(f);
   console.log(
-    `platform/pg-boss on PostgreSQL: throughput ${(ours.perSecond / boss.perSecond).toFixed(2)}x, ` +
-      `p50 latency ${(ours.p50 / Math.max(1, boss.p50)).toFixed(2)}x`,
+    `platform/pg-boss on PostgreSQL: burst throughput ${(ours.burst.perSecond / boss.burst.perSecond).toFixed(2)}x, ` +
+      `unloaded p50 latency ${(ours.single.p50 / Math.max(1, boss.single.p50)).toFixed(2)}x`,
   );
 } else {
   console.log("DATABASE_URL unset: PostgreSQL and pg-boss figures skipped");
