@@ -56,6 +56,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   let running = 0;
   let stopped = true;
   let ticking: Promise<void> | null = null;
+  /** Whether due rows may be waiting for a free slot (set by every wake-up, cleared by a short claim). */
+  let backlog = true;
   let again = false;
   let poll: TimerHandle | null = null;
   /** Aborted on stop: in-flight runs end at once (their rows are settled as failures). */
@@ -149,7 +151,8 @@ export function createDispatcher(deps: DispatcherDeps) {
       .finally(() => {
         running--;
         inflight.delete(p);
-        wake();
+        // A freed slot only needs a claim when rows may be waiting for one.
+        if (backlog) wake();
       });
     inflight.add(p);
   };
@@ -159,7 +162,10 @@ export function createDispatcher(deps: DispatcherDeps) {
       do {
         again = false;
         const want = Math.min(deps.maxConcurrency - running, CLAIM_BATCH);
-        if (want <= 0 || stopped) break;
+        if (want <= 0 || stopped) {
+          backlog = true;
+          break;
+        }
         running += want; // reserve the slots while claiming
         let rows: OutboxRow[] = [];
         try {
@@ -168,7 +174,8 @@ export function createDispatcher(deps: DispatcherDeps) {
           running -= want - rows.length;
         }
         for (const row of rows) start(row);
-        if (rows.length === want) again = true;
+        backlog = rows.length === want;
+        if (backlog) again = true;
       } while (again && !stopped);
     } catch (err) {
       logger.error({ err }, "outbox claim failed");
@@ -177,6 +184,7 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   function wake(): void {
     if (stopped) return;
+    backlog = true;
     if (ticking) {
       again = true;
       return;

@@ -75,6 +75,10 @@ export class GroupCommit {
     this.running = true;
     try {
       while (this.queue.length > 0) {
+        // Let pending I/O (requests that already arrived) queue their work first: one commit
+        // then covers them all. SQLite commits block the event loop, so without this yield
+        // every request would commit alone.
+        await new Promise<void>((resolve) => setImmediate(resolve));
         const batch = this.queue.splice(0, this.maxBatch);
         try {
           const results = await this.database.writeTx(async (trx) => {
