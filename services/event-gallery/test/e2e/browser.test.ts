@@ -250,6 +250,13 @@ describe("gallery in a browser", () => {
     await swipe(anna, ".lightbox", 150);
     await anna.waitForSelector(".lightbox img", { timeout: 5_000 });
     await anna.keyboard.press("Escape");
+    // Anna edits her own upload's hashtags.
+    await anna.locator(".tile:has-text('Sunset at the lake')").click();
+    await anna.click(".lightbox >> text=Edit");
+    await anna.fill(".lightbox input[aria-label='Hashtags (space separated)']", "party lake");
+    await anna.click(".lightbox >> text=Save");
+    await anna.waitForSelector(".lightbox .tags >> text=#lake", { timeout: 5_000 });
+    await anna.keyboard.press("Escape");
     await shot(host, "host");
 
     // Release; the host watches both archives build.
@@ -298,7 +305,7 @@ describe("gallery in a browser", () => {
       "Dance video",
       "After the break",
     ]);
-    expect(await viewer.textContent(".tags")).toContain("#party");
+    expect(await viewer.textContent(".tags")).toBe("#lake #party");
     // Ben is banned: his comment is hidden in the keepsake too.
     expect(await viewer.locator(".comments").count()).toBe(0);
     const loaded = await viewer.evaluate(
