@@ -78,9 +78,6 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
         return finishJob(trx, run, { path: file!.path, size: file!.size }, clock.iso());
       });
       if (!committed) throw new BuildAbandoned("superseded at commit");
-      log.info({ kind: run.kind, epoch: run.epoch, bytes: file.size }, "keepsake archive ready");
-      await pruneArchives();
-      ctx.bus.publish("export-ready", { kind: run.kind, epoch: run.epoch });
     } catch (err) {
       if (file) await removeQuietly(file.path).catch(() => {});
       if (err instanceof BuildAbandoned) {
@@ -94,7 +91,12 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
           : `Building the archive failed (${(err as NodeJS.ErrnoException)?.code ?? "internal error"}).`;
       log.error({ err, kind: run.kind, epoch: run.epoch }, "keepsake build failed");
       await failJob(database.db, run, message, clock.iso());
+      return;
     }
+    // Committed: from here on nothing may touch the new archive.
+    log.info({ kind: run.kind, epoch: run.epoch, bytes: file.size }, "keepsake archive ready");
+    await pruneArchives().catch((err) => log.warn({ err }, "pruning superseded archives failed"));
+    ctx.bus.publish("export-ready", { kind: run.kind, epoch: run.epoch });
   }
 
   async function loop(): Promise<void> {
