@@ -17,6 +17,9 @@ import { principalToJson } from "../triggers/principal.js";
 import { executionsRepo } from "./executions-repo.js";
 import { createExecutor, type Executor, type JobOutcome, type RequestView } from "./executor.js";
 
+/** Default bound of waiting async HTTP requests per app (see Runtime.limits). */
+export const MAX_PENDING_ASYNC_PER_APP = 10_000;
+
 /** Extra wait for a sync result beyond the script's own timeout (seed: timeout plus 2 s). */
 export const SYNC_GRACE_MS = 2000;
 
@@ -28,6 +31,11 @@ export interface Runtime {
   executor: Executor;
   inbox: Inbox;
   dispatcher: Dispatcher;
+  /**
+   * Bound of the async HTTP queue: at most this many async requests of one app wait in the
+   * outbox; beyond it an async request gets 503 `queue_full` (the outbox is a queue too).
+   */
+  limits: { maxPendingAsyncPerApp: number };
   /** Run a script for an HTTP request: sync waits for the outcome, async answers at once. */
   invoke(input: InvokeInput): Promise<InvokeResult>;
 }
@@ -90,6 +98,7 @@ export function createRuntime(ctx: PlatformContext): Runtime {
     maxConcurrency: config.PLATFORM_MAX_CONCURRENCY,
   });
   const d = dispatcher;
+  const limits = { maxPendingAsyncPerApp: MAX_PENDING_ASYNC_PER_APP };
 
   const invoke = async (input: InvokeInput): Promise<InvokeResult> => {
     const executionId = newId();
@@ -112,6 +121,19 @@ export function createRuntime(ctx: PlatformContext): Runtime {
       created_at: now,
     };
     if (input.mode === "async") {
+      const waiting = await database.db
+        .selectFrom("outbox")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("app_id", "=", input.appId)
+        .where("source_kind", "=", "http")
+        .where("reply_to", "is", null)
+        .executeTakeFirst();
+      if (Number(waiting?.n ?? 0) >= limits.maxPendingAsyncPerApp)
+        throw unavailable(
+          5,
+          "Too many async requests are waiting for this app; try again later.",
+          "queue_full",
+        );
       await d.submit(row);
       return { kind: "accepted", execution_id: executionId, accepted_at: now };
     }
@@ -142,7 +164,7 @@ export function createRuntime(ctx: PlatformContext): Runtime {
     return { kind: "done", execution_id: executionId, outcome };
   };
 
-  return { engine, modules, http, sdk, executor, inbox, dispatcher: d, invoke };
+  return { engine, modules, http, sdk, executor, inbox, dispatcher: d, limits, invoke };
 }
 
 /** Provider: builds the runtime into ctx.services.runtime. */

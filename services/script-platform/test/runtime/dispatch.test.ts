@@ -218,6 +218,31 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
     expect(JSON.parse(kv.value)).toBe("payload text");
   });
 
+  it("bounds the async queue per app: beyond it 503 queue_full with Retry-After", async () => {
+    const id = await script("queued", `export default () => null`);
+    await route(id, "/queued", "POST", "async");
+    await runtime().dispatcher.stop();
+    runtime().limits.maxPendingAsyncPerApp = 2;
+    try {
+      expect((await inject("POST", "/queued")).statusCode).toBe(202);
+      expect((await inject("POST", "/queued")).statusCode).toBe(202);
+      const full = await inject("POST", "/queued");
+      expect([full.statusCode, full.headers["retry-after"], full.json().error.code]).toEqual([
+        503,
+        "5",
+        "queue_full",
+      ]);
+    } finally {
+      runtime().limits.maxPendingAsyncPerApp = 10_000;
+      await runtime().dispatcher.start();
+    }
+    await h.clock.advance(1000);
+    await runtime().dispatcher.idle();
+    expect(
+      await h.built.ctx.database.db.selectFrom("outbox").selectAll().where("script_id", "=", id).execute(),
+    ).toEqual([]);
+  });
+
   it("runs by id on /api/v1/execute/{id}, any method; an admin credential becomes the principal", async () => {
     const id = await script(
       "who",
