@@ -182,6 +182,16 @@ describe("SDK", () => {
     const dir = readdirSync(join(path, ".."));
     expect(dir.filter((f) => f.startsWith(".tmp"))).toEqual([]);
     expect(dir.length).toBe(3);
+    // A write whose row cannot commit (duplicate name) leaves no blob behind.
+    const dup = await h.run(
+      A,
+      `export default async () => files.collection("docs").create({ name: "t.txt", data: "again" })`,
+    );
+    expect(dup).toMatchObject({
+      ok: false,
+      message: "Error: files.create: a file with this name already exists; use update",
+    });
+    expect(readdirSync(join(path, "..")).length).toBe(3);
     // Tamper with the bytes: a read is an error naming the checksum, never the path.
     writeFileSync(path, "evil");
     const r = await h.run(
