@@ -23,6 +23,14 @@ export const envSpec = {
     "HS256 key for session tokens; unset → generated once and kept in DATA_DIR/jwt-secret (mode 0600)",
     { secret: true, defaultText: "generated under DATA_DIR" },
   ),
+  FFMPEG_PATH: envVar(
+    z.string().min(1).optional(),
+    "ffmpeg binary for video thumbnails (Debian's ffmpeg package provides it)",
+    { defaultText: "ffmpeg on PATH" },
+  ),
+  FFPROBE_PATH: envVar(z.string().min(1).optional(), "ffprobe binary for video size and duration", {
+    defaultText: "next to FFMPEG_PATH, else ffprobe on PATH",
+  }),
 };
 
 export type Config = EnvValues<typeof envSpec>;

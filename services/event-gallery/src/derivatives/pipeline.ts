@@ -34,7 +34,10 @@ export interface VideoTools {
 }
 
 /** FFMPEG_PATH or `ffmpeg` on PATH; ffprobe next to it (or on PATH). */
-export function defaultVideoTools(clock: Clock, env: NodeJS.ProcessEnv = process.env): VideoTools {
+export function defaultVideoTools(
+  clock: Clock,
+  env: { FFMPEG_PATH?: string | undefined; FFPROBE_PATH?: string | undefined } = {},
+): VideoTools {
   const ffmpegPath = env.FFMPEG_PATH || "ffmpeg";
   const ffprobePath =
     env.FFPROBE_PATH || (env.FFMPEG_PATH ? join(dirname(env.FFMPEG_PATH), "ffprobe") : "ffprobe");

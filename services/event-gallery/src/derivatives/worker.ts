@@ -63,7 +63,7 @@ export function createDerivativeWorker(
 ): DerivativeWorker {
   const { database, clock, logger } = ctx;
   const concurrency = opts.concurrency ?? 1;
-  const tools: VideoTools = { ...defaultVideoTools(clock), ...opts.video };
+  const tools: VideoTools = { ...defaultVideoTools(clock, ctx.config), ...opts.video };
   const inFlight = new Set<string>();
   let stopping = false;
   let running = false;
