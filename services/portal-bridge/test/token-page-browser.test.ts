@@ -1,4 +1,5 @@
-import { type Browser, chromium } from "playwright-core";
+import { launchChromium } from "@app/kit/testing/browser";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AUTH, type Harness, startHarness, USER } from "./helpers.js";
 
@@ -8,18 +9,7 @@ describe("/token page in a browser", () => {
   beforeAll(async () => {
     h = await startHarness();
     await h.listen();
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
 import { captureLogger } from "@app/kit/logger";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { launchChromium } from "@app/kit/testing/browser";
+import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, buildApp } from "../src/app.js";
 import { envSpec } from "../src/config.js";
@@ -122,18 +123,7 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
     // Chromium resolves *.localhost to loopback: the app claims this host, so the page's own
     // origin selects the app for user routes and the match tester.
     origin = `http://demo.localhost:${port}`;
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
   }, 90_000);
 
   afterAll(async () => {

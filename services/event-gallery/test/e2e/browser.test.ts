@@ -16,7 +16,8 @@ import { systemClock } from "@app/kit/clock";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv, type TestEnv } from "@app/kit/db/testing";
 import { captureLogger } from "@app/kit/logger";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { launchChromium } from "@app/kit/testing/browser";
+import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -89,18 +90,7 @@ describe("gallery in a browser", () => {
     });
     built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
     base = await built.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await chromium.launch({
-      executablePath: "/usr/bin/chromium",
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-      ],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => {});
