@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-import { runMain } from "@app/kit/cli";
-import { startServer } from "@app/kit/http";
-import { createLogger } from "@app/kit/logger";
+import { runMain, serveApp } from "@app/kit/cli";
 import { buildApp } from "./app.js";
 import { envSpec } from "./config.js";
 
@@ -10,12 +8,6 @@ await runMain({
   usage: "node services/portal-bridge/dist/main.js [--help]",
   spec: envSpec,
   start: async (config) => {
-    const logger = createLogger({
-      name: "portal-bridge",
-      level: config.LOG_LEVEL,
-      format: config.LOG_FORMAT,
-    });
-    const built = await buildApp(config, { logger });
-    await startServer(built.app, { host: config.HOST, port: config.PORT, logger, onClose: built.close });
+    await serveApp("portal-bridge", config, (logger) => buildApp(config, { logger }));
   },
 });

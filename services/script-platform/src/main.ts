@@ -1,7 +1,5 @@
 #!/usr/bin/env node
-import { runMain } from "@app/kit/cli";
-import { startServer } from "@app/kit/http";
-import { createLogger } from "@app/kit/logger";
+import { runMain, serveApp } from "@app/kit/cli";
 import { buildApp } from "./app.js";
 import { envSpec } from "./config.js";
 import { ADMIN_CLI_USAGE, readPipedStdin, runAdminCli } from "./control/admin-cli.js";
@@ -20,12 +18,6 @@ await runMain({
       });
       process.exit(code);
     }
-    const logger = createLogger({
-      name: "script-platform",
-      level: config.LOG_LEVEL,
-      format: config.LOG_FORMAT,
-    });
-    const built = await buildApp(config, { logger });
-    await startServer(built.app, { host: config.HOST, port: config.PORT, logger, onClose: built.close });
+    await serveApp("script-platform", config, (logger) => buildApp(config, { logger }));
   },
 });
