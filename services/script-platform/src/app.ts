@@ -38,6 +38,7 @@ import { filesAdminRoutes } from "./http/routes/files-admin.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
 import { routeRoutes } from "./http/routes/routes.js";
 import { scriptRoutes } from "./http/routes/scripts.js";
+import { secretRoutes } from "./http/routes/secrets.js";
 import { topicRoutes } from "./http/routes/topics.js";
 import { triggerRoutes } from "./http/routes/triggers.js";
 import { userRoutes } from "./http/routes/user-routes.js";
@@ -66,6 +67,7 @@ const routeModules: RouteModule[] = [
   dashboardRoutes,
   triggerRoutes,
   topicRoutes,
+  secretRoutes,
   deadLetterRoutes,
   emailRoutes,
   realtimeRoutes,
