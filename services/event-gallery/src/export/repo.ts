@@ -89,20 +89,22 @@ export interface JobRun {
   started_at: string;
 }
 
+/** An update that only touches the row while it still is this run (not re-armed, not re-claimed). */
+const updateRun = (db: Kysely<GalleryDB>, run: JobRun) =>
+  db
+    .updateTable("export_jobs")
+    .where("id", "=", run.id)
+    .where("epoch", "=", run.epoch)
+    .where("status", "=", "running")
+    .where("started_at", "=", run.started_at);
+
 export async function setProgress(
   db: Kysely<GalleryDB>,
   run: JobRun,
   pct: number,
   now: string,
 ): Promise<boolean> {
-  const res = await db
-    .updateTable("export_jobs")
-    .set({ progress_pct: pct, updated_at: now })
-    .where("id", "=", run.id)
-    .where("epoch", "=", run.epoch)
-    .where("status", "=", "running")
-    .where("started_at", "=", run.started_at)
-    .executeTakeFirst();
+  const res = await updateRun(db, run).set({ progress_pct: pct, updated_at: now }).executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
 
@@ -112,8 +114,7 @@ export async function finishJob(
   file: { path: string; size: number },
   now: string,
 ): Promise<boolean> {
-  const res = await trx
-    .updateTable("export_jobs")
+  const res = await updateRun(trx, run)
     .set({
       status: "done",
       progress_pct: 100,
@@ -123,10 +124,6 @@ export async function finishJob(
       finished_at: now,
       updated_at: now,
     })
-    .where("id", "=", run.id)
-    .where("epoch", "=", run.epoch)
-    .where("status", "=", "running")
-    .where("started_at", "=", run.started_at)
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
 }
@@ -137,25 +134,13 @@ export async function failJob(
   message: string,
   now: string,
 ): Promise<void> {
-  await db
-    .updateTable("export_jobs")
-    .set({ status: "failed", message, finished_at: now, updated_at: now })
-    .where("id", "=", run.id)
-    .where("epoch", "=", run.epoch)
-    .where("status", "=", "running")
-    .where("started_at", "=", run.started_at)
-    .execute();
+  await updateRun(db, run).set({ status: "failed", message, finished_at: now, updated_at: now }).execute();
 }
 
 /** A run that stops without a result (superseded or shutting down) hands the row back as pending. */
 export async function releaseRun(db: Kysely<GalleryDB>, run: JobRun, now: string): Promise<void> {
-  await db
-    .updateTable("export_jobs")
+  await updateRun(db, run)
     .set({ status: "pending", progress_pct: 0, started_at: null, updated_at: now })
-    .where("id", "=", run.id)
-    .where("epoch", "=", run.epoch)
-    .where("status", "=", "running")
-    .where("started_at", "=", run.started_at)
     .execute();
 }
 

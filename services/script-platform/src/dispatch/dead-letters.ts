@@ -201,20 +201,11 @@ async function lockedDeadLetter(trx: Kysely<PlatformDB>, dialect: Dialect, appId
 
 export { findDeadLetter, listDeadLetters };
 
-/** The API shape of a dead letter. */
+/** The API shape of a dead letter: what a handler sees, plus its app and resolution. */
 export function presentDeadLetter(dl: DeadLetter): Record<string, unknown> {
-  const payload = JSON.parse(dl.payload) as { event?: unknown } | null;
   return {
-    id: dl.id,
+    ...deadLetterEvent(dl),
     app_id: dl.app_id,
-    trigger_id: dl.trigger_id,
-    script_id: dl.script_id,
-    source_kind: dl.source_kind,
-    event: payload?.event ?? null,
-    error: dl.error,
-    attempts: dl.attempts,
-    execution_id: dl.execution_id,
-    created_at: dl.created_at,
     status: dl.resolution === null ? "unresolved" : "resolved",
     resolution: dl.resolution,
     resolved_at: dl.resolved_at,
