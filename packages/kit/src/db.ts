@@ -1,4 +1,14 @@
-export type { ColumnType, Generated, Insertable, Kysely, Selectable, Updateable } from "kysely";
+export type {
+  ColumnType,
+  Expression,
+  Generated,
+  GeneratedAlways,
+  Insertable,
+  Kysely,
+  Selectable,
+  SqlBool,
+  Updateable,
+} from "kysely";
 export { sql } from "kysely";
 export * from "./db/database.js";
 export * from "./db/dialect.js";

@@ -2,7 +2,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import {
+  type CompiledQuery,
   type DatabaseConnection,
+  type Driver,
   Kysely,
   PostgresDialect,
   SqliteDialect,
@@ -30,6 +32,13 @@ export interface Database<DB> {
   readonly backend: Backend;
   readonly dialect: Dialect;
   readonly db: Kysely<DB>;
+  /**
+   * Reads that must not queue (hot request paths). SQLite: a separate read-only connection in WAL
+   * mode with cached prepared statements and no mutex, so a read never waits behind another read
+   * or an open write transaction; it sees the last committed state. PostgreSQL: the same pool as
+   * `db`. Never write through it, and do not use it for read-modify-write logic (use `writeTx`).
+   */
+  readonly reader: Kysely<DB>;
   /**
    * One write transaction. SQLite: `BEGIN IMMEDIATE` (excludes every other writer, also in other
    * processes). PostgreSQL: READ COMMITTED; take row locks with dialect.forShare/forUpdate.
@@ -79,6 +88,84 @@ class TimedSqliteDialect extends SqliteDialect {
   }
   override createDriver() {
     return new TimedSqliteDriver(this.cfg, this.timeoutMs);
+  }
+}
+
+/** Prepared statements kept per connection, least recently used dropped past the bound. */
+const STATEMENT_CACHE = 256;
+
+function cachedPrepare(raw: SQLite.Database): (sqlText: string) => SQLite.Statement {
+  const cache = new Map<string, SQLite.Statement>();
+  return (sqlText) => {
+    let stmt = cache.get(sqlText);
+    if (stmt) {
+      // Map order is insertion order: re-insert to mark it recently used.
+      cache.delete(sqlText);
+    } else {
+      stmt = raw.prepare(sqlText);
+      if (cache.size >= STATEMENT_CACHE) {
+        const oldest = cache.keys().next().value;
+        if (oldest !== undefined) cache.delete(oldest);
+      }
+    }
+    cache.set(sqlText, stmt);
+    return stmt;
+  };
+}
+
+/** The shape Kysely's SQLite dialect wants, with statements cached per SQL text. */
+function cachingSqlite(raw: SQLite.Database) {
+  const prepare = cachedPrepare(raw);
+  return { prepare, close: () => raw.close() } as unknown as SQLite.Database;
+}
+
+/**
+ * Read-only connection without Kysely's connection mutex: better-sqlite3 runs each statement to
+ * completion synchronously, so statements cannot interleave, and this connection never holds a
+ * transaction open across an await.
+ */
+class SqliteReadConnection implements DatabaseConnection {
+  private readonly prepare: (sqlText: string) => SQLite.Statement;
+  constructor(raw: SQLite.Database) {
+    this.prepare = cachedPrepare(raw);
+  }
+  async executeQuery<R>(q: CompiledQuery): Promise<{ rows: R[] }> {
+    const stmt = this.prepare(q.sql);
+    if (!stmt.reader) throw new Error("the reader connection only runs queries that return rows");
+    return { rows: stmt.all(q.parameters as unknown[]) as R[] };
+  }
+  // biome-ignore lint/correctness/useYield: streaming is not offered on the read path
+  async *streamQuery<R>(): AsyncIterableIterator<{ rows: R[] }> {
+    throw new Error("streaming is not supported on the reader connection");
+  }
+}
+
+class SqliteReadDriver implements Driver {
+  private readonly conn: SqliteReadConnection;
+  constructor(private readonly raw: SQLite.Database) {
+    this.conn = new SqliteReadConnection(raw);
+  }
+  async init() {}
+  async acquireConnection() {
+    return this.conn;
+  }
+  async beginTransaction(): Promise<void> {
+    throw new Error("the reader connection takes no transactions; use writeTx");
+  }
+  async commitTransaction() {}
+  async rollbackTransaction() {}
+  async releaseConnection() {}
+  async destroy() {
+    if (this.raw.open) this.raw.close();
+  }
+}
+
+class SqliteReadDialect extends SqliteDialect {
+  constructor(private readonly raw: SQLite.Database) {
+    super({ database: raw as never });
+  }
+  override createDriver() {
+    return new SqliteReadDriver(this.raw);
   }
 }
 
@@ -133,13 +220,22 @@ export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
 
 function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
   const raw = openSqlite(file);
-  const db = new Kysely<DB>({ dialect: new TimedSqliteDialect({ database: raw }, timeoutMs) });
+  const db = new Kysely<DB>({ dialect: new TimedSqliteDialect({ database: cachingSqlite(raw) }, timeoutMs) });
+  // An in-memory database cannot be shared between connections: reads go through `db` then.
+  let reader = db;
+  let readRaw: SQLite.Database | null = null;
+  if (file !== ":memory:") {
+    readRaw = new SQLite(file, { readonly: true, fileMustExist: true });
+    readRaw.pragma("busy_timeout = 5000");
+    reader = new Kysely<DB>({ dialect: new SqliteReadDialect(readRaw) });
+  }
   const dialect = new Dialect("sqlite");
   const notifier = createLocalNotifier();
   return {
     backend: "sqlite",
     dialect,
     db,
+    reader,
     notifier,
     writeTx: (fn) =>
       db.connection().execute(async (conn) => {
@@ -186,6 +282,8 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
       }),
     close: async () => {
       await notifier.close();
+      if (reader !== db) await reader.destroy();
+      if (readRaw?.open) readRaw.close();
       await db.destroy();
       // Kysely only closes what it initialised; the migrator may have been the only user.
       if (raw.open) raw.close();
@@ -213,6 +311,7 @@ function openPostgres<DB>(url: string, timeoutMs: number, poolSize: number): Dat
     backend: "postgres",
     dialect,
     db,
+    reader: db,
     notifier,
     writeTx: (fn) => db.transaction().execute(fn),
     migrate: async (migrations, mopts) => {

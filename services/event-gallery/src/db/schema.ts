@@ -1,4 +1,4 @@
-import type { Generated } from "kysely";
+import type { Generated, GeneratedAlways } from "@app/kit/db";
 
 /**
  * Row types of the event-gallery schema (migrations/001 onward). Timestamps are ISO strings,
@@ -31,6 +31,8 @@ export interface UsersTable {
   client_join_id: string | null;
   total_upload_bytes: Generated<number>;
   uploads_hidden_at: string | null;
+  /** Set by unban (migration 005) so the delta can report it. */
+  unhidden_at: Generated<string | null>;
   created_at: string;
   updated_at: string;
 }
@@ -89,6 +91,24 @@ export interface UploadsTable {
   media_reclaimed_at: string | null;
   created_at: string;
   updated_at: string;
+  /** Later of updated_at and deleted_at, computed by the database (migration 005). */
+  changed_at: GeneratedAlways<string>;
+}
+
+/** A resumable (tus) upload key (migration 006). */
+export interface ResumableUploadsTable {
+  key: string;
+  user_id: string;
+  client_upload_id: string;
+  upload_length: number;
+  caption: string;
+  /** JSON array of normalised tags. */
+  hashtags: string;
+  created_at: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
+  /** The uploads row the bytes became; null while unfinished. */
+  upload_id: string | null;
 }
 
 export interface UploadHashtagsTable {
@@ -127,6 +147,9 @@ export interface ExportJobsTable {
   started_at: string | null;
   finished_at: string | null;
   updated_at: string;
+  /** Process holding a running job, and until when (epoch ms; migration 005). */
+  lease_owner: Generated<string | null>;
+  lease_until: Generated<number | null>;
 }
 
 export interface ExportDownloadsTable {
@@ -134,6 +157,30 @@ export interface ExportDownloadsTable {
   user_id: string;
   kind: string;
   created_at: string;
+}
+
+/** Last like/unlike/comment change per upload (migration 005). */
+export interface UploadActivityTable {
+  upload_id: string;
+  changed_at: string;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  window_start: number;
+  window_ms: number;
+  count: number;
+}
+
+export interface TicketsTable {
+  /** SHA-256 of the ticket: a leaked database row cannot be redeemed. */
+  ticket_hash: string;
+  purpose: "stream" | "download";
+  kind: string | null;
+  user_id: string;
+  session_id: string;
+  /** Epoch milliseconds. */
+  expires_at: number;
 }
 
 export interface GalleryDB {
@@ -148,4 +195,8 @@ export interface GalleryDB {
   comments: CommentsTable;
   export_jobs: ExportJobsTable;
   export_downloads: ExportDownloadsTable;
+  upload_activity: UploadActivityTable;
+  rate_limits: RateLimitsTable;
+  tickets: TicketsTable;
+  resumable_uploads: ResumableUploadsTable;
 }
