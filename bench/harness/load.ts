@@ -1,0 +1,54 @@
+// The load generator: autocannon in its own process (a task child of the harness), so neither
+// the server's nor the orchestrator's event loop does the client's work.
+import { setMaxListeners } from "node:events";
+import autocannon from "autocannon";
+import type { TaskIo } from "./types.js";
+
+export interface LoadArgs {
+  url: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  duration: number;
+  warmup: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  non2xx: number;
+  errors: number;
+  loaderCpuS: number;
+}
+
+// autocannon adds an abort listener per connection to one signal.
+setMaxListeners(0);
+
+export async function runLoad(args: LoadArgs, io: TaskIo): Promise<LoadResult> {
+  const common = {
+    url: args.url,
+    method: (args.method ?? "GET") as "GET",
+    headers: args.headers ?? {},
+    ...(args.body !== undefined ? { body: args.body } : {}),
+  };
+  if (args.warmup > 0)
+    await autocannon({ ...common, connections: Math.min(8, args.connections), amount: args.warmup });
+  // The orchestrator reads the server's CPU counter between these two messages.
+  await io.send("warm");
+  await io.next();
+  const cpu0 = process.cpuUsage();
+  const r = await autocannon({ ...common, connections: args.connections, duration: args.duration });
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    requests: r.requests.total,
+    reqPerSec: r.requests.average,
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    loaderCpuS: (cpu.user + cpu.system) / 1e6,
+  };
+}

@@ -1,0 +1,68 @@
+// The script-platform as a bench target, in its own process (bench/harness): SQLite or
+// PostgreSQL (TEST_BACKEND=postgres + DATABASE_URL), one app on host bench.test, admin token in
+// `info`, and a `save` command that saves an endpoint script and routes GET <path> to it.
+import type { AddressInfo } from "node:net";
+import { loadEnv } from "@app/kit/config";
+import { createTestEnv } from "@app/kit/db/testing";
+import { createLogger } from "@app/kit/logger";
+import { buildApp } from "../../services/script-platform/src/app.js";
+import { envSpec } from "../../services/script-platform/src/config.js";
+import type { ServerTarget } from "../harness/index.js";
+
+const HELLO = `export default function (ctx) { return { hello: "world" }; }`;
+
+export async function startPlatform(): Promise<ServerTarget> {
+  const env = await createTestEnv("bench_platform");
+  const config = loadEnv(envSpec, {
+    DATA_DIR: env.dataDir,
+    DATABASE_URL: env.databaseUrl,
+    PLATFORM_ADMIN_USERNAME: "bench",
+    PLATFORM_ADMIN_PASSWORD: "bench password 1234",
+    PLATFORM_MAX_CONCURRENCY: "64",
+  });
+  const built = await buildApp(config, {
+    logger: createLogger({ name: "bench", level: "error" }),
+    announce: () => {},
+  });
+  const { app } = built;
+  await app.listen({ port: 0, host: "127.0.0.1" });
+  const login = await app.inject({
+    method: "POST",
+    url: "/api/v1/admin/login",
+    payload: { username: "bench", password: "bench password 1234" },
+  });
+  const token = login.json().token as string;
+  const admin = async (method: string, url: string, payload?: unknown) => {
+    const res = await app.inject({
+      method: method as "POST",
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      ...(payload ? { payload: payload as object } : {}),
+    });
+    if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+    return res.json();
+  };
+  const appId = (await admin("POST", "/api/v1/admin/apps", { slug: "bench" })).id as string;
+  await admin("POST", `/api/v1/admin/apps/${appId}/domains`, { host: "bench.test" });
+  const save = async (arg: unknown) => {
+    const { name, path } = arg as { name: string; path: string };
+    const s = await admin("POST", "/api/v1/admin/scripts", {
+      app_id: appId,
+      name,
+      kind: "endpoint",
+      source: HELLO,
+    });
+    await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
+    return null;
+  };
+  return {
+    url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+    info: { backend: env.backend },
+    commands: { save },
+    close: async () => {
+      await app.close();
+      await built.close();
+      await env.cleanup();
+    },
+  };
+}
