@@ -10,6 +10,10 @@ export interface EventTable {
   export_released_at: string | null;
   export_epoch: Generated<number>;
   created_at: string;
+  /** Branding cover photo (migration 007): path under DATA_DIR, its type and change time. */
+  cover_path: Generated<string | null>;
+  cover_mime: Generated<string | null>;
+  cover_updated_at: Generated<string | null>;
 }
 
 export type Role = "guest" | "host" | "admin";
@@ -93,6 +97,8 @@ export interface UploadsTable {
   updated_at: string;
   /** Later of updated_at and deleted_at, computed by the database (migration 005). */
   changed_at: GeneratedAlways<string>;
+  /** Pre-moderation (migration 007): pending rows are seen by their uploader and hosts only. */
+  approval: Generated<"approved" | "pending">;
 }
 
 /** A resumable (tus) upload key (migration 006). */

@@ -6,7 +6,9 @@ import { type Expression, type SqlBool, sql } from "@app/kit/db";
  * uploader's `users` row in the calling query. Add any new visibility rule here, nowhere else.
  */
 export function visibleUpload(u = "u", us = "us"): Expression<SqlBool> {
-  return sql<SqlBool>`(${sql.ref(`${u}.deleted_at`)} IS NULL AND ${visibleUploader(us)})`;
+  // Pre-moderation (issue 14): a pending upload is seen only by its uploader and hosts, through
+  // their own queries (GET /feed?mine=1, GET /host/pending), never through this predicate.
+  return sql<SqlBool>`(${sql.ref(`${u}.deleted_at`)} IS NULL AND ${sql.ref(`${u}.approval`)} = 'approved' AND ${visibleUploader(us)})`;
 }
 
 /** The uploader half of the predicate (a banned or hidden user's uploads are invisible). */
