@@ -81,7 +81,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await database.migrate(migrations);
     await ensureEventRow(database.db, clock);
     const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
-    const settings = createSettingsStore(database, clock);
+    const settings = await createSettingsStore(database, clock);
     const bus = await createEventBus(logger, database);
     const ctx: GalleryContext = {
       config,
@@ -144,6 +144,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       close: async () => {
         hub.close();
         await bus.close();
+        await settings.close();
         for (const w of workers)
           await w.stop().catch((err) => logger.error({ err, worker: w.name }, "worker stop failed"));
         await database.close();

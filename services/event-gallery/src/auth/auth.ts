@@ -5,7 +5,7 @@ import { presentedCredentials } from "@app/kit/http";
 import type { FastifyRequest } from "fastify";
 import type { Auth, AuthedUser } from "../context.js";
 import type { GalleryDB, Role } from "../db/schema.js";
-import { hashToken, type SessionTokens } from "./sessions.js";
+import type { SessionTokens } from "./sessions.js";
 
 const RANK: Record<Role, number> = { guest: 0, host: 1, admin: 2 };
 export const roleAtLeast = (role: Role, min: Role) => RANK[role] >= RANK[min];
@@ -26,18 +26,21 @@ export function clientIpOf(req: FastifyRequest): string {
 }
 
 export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, _clock: Clock): Auth {
-  const { db } = database;
+  // Hot path: the live rows are read on every request (a ban, demotion or logout counts at once,
+  // on every process), through the reader so the read never queues behind writes.
+  const { db, reader } = database;
 
   const fromSessionToken = async (token: string) => {
-    // Cheap structural check first: a JWT with a valid signature is worth a database read.
-    if (!(await tokens.claims(token, "session"))) return null;
-    return tokens.lookup(db, { tokenHash: hashToken(token) });
+    // Signature checked once per token string (cached); the session row is read every time.
+    const c = await tokens.claims(token, "session");
+    if (!c) return null;
+    return tokens.lookup(reader, { sessionId: c.sid, tokenHash: c.tokenHash });
   };
   const fromMediaToken = async (token: string) => {
     const c = await tokens.claims(token, "media");
     if (!c) return null;
-    const row = await tokens.lookup(db, { sessionId: c.sid });
-    return row && row.id === c.sub ? row : null;
+    const row = await tokens.lookup(reader, { sessionId: c.sid });
+    return row && (c.sub === null || row.id === c.sub) ? row : null;
   };
 
   return {

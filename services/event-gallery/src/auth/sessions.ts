@@ -1,10 +1,19 @@
-import { createHash } from "node:crypto";
+import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
 import { toIso } from "@app/kit/clock";
 import type { Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import { compactVerify, SignJWT } from "jose";
-import type { GalleryDB, Role } from "../db/schema.js";
+import type { GalleryDB } from "../db/schema.js";
+import {
+  insertSession,
+  liveSession,
+  revokeSession,
+  type SessionUserRow,
+  slideSession,
+} from "./repository.js";
+
+export type { SessionUserRow } from "./repository.js";
 
 /** Idle lifetime of a session row; every use slides it forward (the row is authoritative). */
 export const SESSION_IDLE_MS = 30 * 24 * 3600_000;
@@ -12,19 +21,30 @@ export const SESSION_IDLE_MS = 30 * 24 * 3600_000;
 export const SESSION_TOUCH_MS = 5 * 60_000;
 /** Media tokens (`?t=`) are short-lived and still need a live session row. */
 export const MEDIA_TOKEN_MS = 2 * 3600_000;
+/** Verified token strings remembered (the signature of a given string never changes). */
+const VERIFIED_CAP = 20_000;
 
 export const hashToken = (token: string) => createHash("sha256").update(token, "utf8").digest("hex");
 
-export interface SessionUserRow {
-  session_id: string;
-  last_seen_at: string;
-  id: string;
-  display_name: string;
-  role: Role;
-  is_banned: number;
+interface Verified {
+  typ: "session" | "media";
+  sid: string;
+  sub: string | null;
+  /** Media tokens only: expiry in epoch ms. */
+  expMs: number | null;
+  tokenHash: string;
 }
 
+/**
+ * Session tokens (HS256 JWT, hash stored in the session row) and media tokens. What a cache may
+ * know is only that a token string is authentic and whose session it names; whether that session
+ * and its user are still live (logout, ban, demotion) is read from the database on every request.
+ */
 export class SessionTokens {
+  private readonly verified = new Map<string, Verified>();
+  /** One media credential per session, reused while more than half of its life remains. */
+  private readonly mediaBySession = new Map<string, { token: string; expMs: number }>();
+
   constructor(
     private readonly key: Uint8Array,
     private readonly clock: Clock,
@@ -41,84 +61,111 @@ export class SessionTokens {
       // Informational: the row's expires_at, which slides, is what counts.
       .setExpirationTime(Math.floor((now + SESSION_IDLE_MS) / 1000))
       .sign(this.key);
-    await db
-      .insertInto("sessions")
-      .values({
-        id: sid,
-        user_id: userId,
-        token_hash: hashToken(token),
-        created_at: toIso(now),
-        last_seen_at: toIso(now),
-        expires_at: toIso(now + SESSION_IDLE_MS),
-        revoked_at: null,
-      })
-      .execute();
+    await insertSession(db, {
+      id: sid,
+      user_id: userId,
+      token_hash: hashToken(token),
+      now: toIso(now),
+      expires_at: toIso(now + SESSION_IDLE_MS),
+    });
     return token;
   }
 
-  async mediaToken(sessionId: string, userId: string): Promise<string> {
+  /**
+   * A compact media token `m1.<session id>.<expiry, base36 seconds>.<HMAC>` (about 70 characters
+   * instead of a 250-character JWT, since it repeats in every media URL of a page). Cached per
+   * session, so a page or a viewer gets one credential rather than one per URL or per request.
+   */
+  async mediaToken(sessionId: string, _userId?: string): Promise<string> {
     const now = this.clock.now();
-    return new SignJWT({ sid: sessionId, typ: "media" })
-      .setProtectedHeader({ alg: "HS256" })
-      .setSubject(userId)
-      .setIssuedAt(Math.floor(now / 1000))
-      .setExpirationTime(Math.floor((now + MEDIA_TOKEN_MS) / 1000))
-      .sign(this.key);
+    const cached = this.mediaBySession.get(sessionId);
+    if (cached && cached.expMs - now > MEDIA_TOKEN_MS / 2) return cached.token;
+    const expSec = Math.floor((now + MEDIA_TOKEN_MS) / 1000);
+    const body = `m1.${sessionId}.${expSec.toString(36)}`;
+    const token = `${body}.${this.mac(body)}`;
+    if (this.mediaBySession.size >= VERIFIED_CAP) this.mediaBySession.clear();
+    this.mediaBySession.set(sessionId, { token, expMs: expSec * 1000 });
+    return token;
   }
 
-  /** Signature and type check only; expiry of a session token is the row's business. */
-  async claims(token: string, typ: "session" | "media"): Promise<{ sid: string; sub: string } | null> {
+  private mac(body: string): string {
+    return createHmac("sha256", this.key)
+      .update(`media|${body}`)
+      .digest()
+      .subarray(0, 16)
+      .toString("base64url");
+  }
+
+  /** Signature and type check (cached per token string); a media token must also be unexpired. */
+  async claims(token: string, typ: "session" | "media"): Promise<Verified | null> {
+    let v = this.verified.get(token);
+    if (!v) {
+      const fresh = token.startsWith("m1.") ? this.verifyMedia(token) : await this.verifyJwt(token);
+      if (!fresh) return null;
+      if (this.verified.size >= VERIFIED_CAP) {
+        // Drop the oldest entry (Map keeps insertion order): a bounded cache, never a growing one.
+        const oldest = this.verified.keys().next().value;
+        if (oldest !== undefined) this.verified.delete(oldest);
+      }
+      this.verified.set(token, fresh);
+      v = fresh;
+    }
+    if (v.typ !== typ) return null;
+    if (v.typ === "media" && (v.expMs === null || v.expMs <= this.clock.now())) return null;
+    return v;
+  }
+
+  private verifyMedia(token: string): Verified | null {
+    const parts = token.split(".");
+    if (parts.length !== 4) return null;
+    const [, sid, exp, mac] = parts as [string, string, string, string];
+    const want = Buffer.from(this.mac(`m1.${sid}.${exp}`));
+    const got = Buffer.from(mac);
+    if (want.length !== got.length || !timingSafeEqual(want, got)) return null;
+    const expSec = Number.parseInt(exp, 36);
+    if (!Number.isFinite(expSec)) return null;
+    return { typ: "media", sid, sub: null, expMs: expSec * 1000, tokenHash: "" };
+  }
+
+  private async verifyJwt(token: string): Promise<Verified | null> {
     try {
       const { payload, protectedHeader } = await compactVerify(token, this.key, { algorithms: ["HS256"] });
       if (protectedHeader.alg !== "HS256") return null;
       const c = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
-      if (c.typ !== typ || typeof c.sid !== "string" || typeof c.sub !== "string") return null;
-      if (typ === "media" && (typeof c.exp !== "number" || c.exp * 1000 <= this.clock.now())) return null;
-      return { sid: c.sid, sub: c.sub };
+      if (
+        (c.typ !== "session" && c.typ !== "media") ||
+        typeof c.sid !== "string" ||
+        typeof c.sub !== "string"
+      )
+        return null;
+      // Media JWTs of an earlier build stay valid until they expire.
+      const expMs = c.typ === "media" ? (typeof c.exp === "number" ? c.exp * 1000 : null) : null;
+      return { typ: c.typ, sid: c.sid, sub: c.sub, expMs, tokenHash: hashToken(token) };
     } catch {
       return null;
     }
   }
 
   /** The live session row plus its user's live row, or null when unknown, revoked or idle-expired. */
-  async lookup(db: Kysely<GalleryDB>, where: { tokenHash: string } | { sessionId: string }) {
-    let q = db
-      .selectFrom("sessions")
-      .innerJoin("users", "users.id", "sessions.user_id")
-      .select([
-        "sessions.id as session_id",
-        "sessions.last_seen_at",
-        "users.id",
-        "users.display_name",
-        "users.role",
-        "users.is_banned",
-      ])
-      .where("sessions.revoked_at", "is", null)
-      .where("sessions.expires_at", ">", this.clock.iso());
-    q =
-      "tokenHash" in where
-        ? q.where("sessions.token_hash", "=", where.tokenHash)
-        : q.where("sessions.id", "=", where.sessionId);
-    return (await q.executeTakeFirst()) ?? null;
+  async lookup(
+    db: Kysely<GalleryDB>,
+    where: { tokenHash: string; sessionId: string } | { sessionId: string },
+  ) {
+    const row = await liveSession(db, where.sessionId, this.clock.iso());
+    if (!row) return null;
+    if ("tokenHash" in where && row.token_hash !== where.tokenHash) return null;
+    return row;
   }
 
   /** Slide the idle expiry forward, at most once per SESSION_TOUCH_MS. */
   async touch(db: Kysely<GalleryDB>, row: SessionUserRow): Promise<void> {
     const now = this.clock.now();
     if (now - Date.parse(row.last_seen_at) < SESSION_TOUCH_MS) return;
-    await db
-      .updateTable("sessions")
-      .set({ last_seen_at: toIso(now), expires_at: toIso(now + SESSION_IDLE_MS) })
-      .where("id", "=", row.session_id)
-      .execute();
+    await slideSession(db, row.session_id, toIso(now), toIso(now + SESSION_IDLE_MS));
   }
 
   async revoke(db: Kysely<GalleryDB>, sessionId: string): Promise<void> {
-    await db
-      .updateTable("sessions")
-      .set({ revoked_at: this.clock.iso() })
-      .where("id", "=", sessionId)
-      .where("revoked_at", "is", null)
-      .execute();
+    this.mediaBySession.delete(sessionId);
+    await revokeSession(db, sessionId, this.clock.iso());
   }
 }

@@ -4,6 +4,7 @@ import { AppError } from "@app/kit/errors";
 import { z } from "zod";
 import type { Settings, SettingsStore } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
+import { listConfig, upsertConfig } from "./repository.js";
 
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 
@@ -40,13 +41,34 @@ export interface EditableSettingsStore extends SettingsStore {
   update(patch: Record<string, unknown>): Promise<Settings>;
 }
 
+/** Channel on which a settings change reaches every process (kit notifier: LISTEN/NOTIFY on PG). */
+export const SETTINGS_CHANNEL = "gallery_settings";
 /**
- * Settings over the `config` table, one JSON value per key. Reads go to the database each time (the table is tiny and another process
- * may have changed it); a stored value that no longer validates falls back to the default rather
- * than breaking the service.
+ * Safety net on PostgreSQL: should a notification be lost (listener reconnecting), a process still
+ * re-reads within this time. On SQLite one process owns the database and sees every change.
  */
-export function createSettingsStore(database: Database<GalleryDB>, clock: Clock): EditableSettingsStore {
-  const { db, dialect } = database;
+export const SETTINGS_RECHECK_MS = 30_000;
+
+/**
+ * Settings over the `config` table, one JSON value per key, read once per change: the decoded
+ * values are cached and dropped when any process changes them. A stored value that no longer
+ * validates falls back to the default rather than breaking the service.
+ */
+export interface CachedSettingsStore extends EditableSettingsStore {
+  /** Stop listening for changes from other processes. */
+  close(): Promise<void>;
+}
+
+export async function createSettingsStore(
+  database: Database<GalleryDB>,
+  clock: Clock,
+): Promise<CachedSettingsStore> {
+  const { dialect } = database;
+  let cached: { at: number; value: Promise<Settings> } | null = null;
+  const recheckMs = database.backend === "postgres" ? SETTINGS_RECHECK_MS : Number.POSITIVE_INFINITY;
+  const unlisten = await database.notifier.subscribe(SETTINGS_CHANNEL, () => {
+    cached = null;
+  });
   const decode = <K extends keyof Settings>(key: K, raw: unknown): Settings[K] => {
     let value: unknown;
     try {
@@ -57,17 +79,28 @@ export function createSettingsStore(database: Database<GalleryDB>, clock: Clock)
     const parsed = SETTINGS_SCHEMA[key].safeParse(value);
     return parsed.success ? parsed.data : SETTINGS_DEFAULTS[key];
   };
-  const all = async (): Promise<Settings> => {
-    const rows = await db.selectFrom("config").select(["key", "value"]).execute();
+  const load = async (): Promise<Settings> => {
+    const rows = await listConfig(database.reader);
     const out: Settings = { ...SETTINGS_DEFAULTS };
     for (const r of rows)
       if (isKey(r.key)) (out as unknown as Record<string, unknown>)[r.key] = decode(r.key, r.value);
     return out;
   };
+  const all = (): Promise<Settings> => {
+    const now = clock.now();
+    if (!cached || now - cached.at >= recheckMs) {
+      const value = load();
+      cached = { at: now, value };
+      // A failed read is not remembered.
+      value.catch(() => {
+        if (cached?.value === value) cached = null;
+      });
+    }
+    return cached.value;
+  };
   return {
     async get(key) {
-      const row = await db.selectFrom("config").select("value").where("key", "=", key).executeTakeFirst();
-      return row ? decode(key, row.value) : SETTINGS_DEFAULTS[key];
+      return (await all())[key];
     },
     all,
     async update(patch) {
@@ -82,14 +115,12 @@ export function createSettingsStore(database: Database<GalleryDB>, clock: Clock)
       }
       const now = clock.iso();
       await database.writeTx(async (trx) => {
-        for (const [key, value] of values)
-          await trx
-            .insertInto("config")
-            .values({ key, value: dialect.json(value), updated_at: now })
-            .onConflict((oc) => oc.column("key").doUpdateSet({ value: dialect.json(value), updated_at: now }))
-            .execute();
+        for (const [key, value] of values) await upsertConfig(trx, key, dialect.json(value), now);
       });
+      cached = null;
+      await database.notifier.publish(SETTINGS_CHANNEL, "changed").catch(() => {});
       return all();
     },
+    close: () => unlisten(),
   };
 }

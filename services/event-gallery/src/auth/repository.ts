@@ -1,0 +1,73 @@
+import type { Kysely } from "@app/kit/db";
+import type { GalleryDB, Role } from "../db/schema.js";
+
+/** Every SQL statement of sessions. */
+type Db = Kysely<GalleryDB>;
+
+export interface SessionUserRow {
+  session_id: string;
+  token_hash: string;
+  last_seen_at: string;
+  id: string;
+  display_name: string;
+  role: Role;
+  is_banned: number;
+}
+
+export async function insertSession(
+  db: Db,
+  row: { id: string; user_id: string; token_hash: string; now: string; expires_at: string },
+): Promise<void> {
+  await db
+    .insertInto("sessions")
+    .values({
+      id: row.id,
+      user_id: row.user_id,
+      token_hash: row.token_hash,
+      created_at: row.now,
+      last_seen_at: row.now,
+      expires_at: row.expires_at,
+      revoked_at: null,
+    })
+    .execute();
+}
+
+/**
+ * The live session row joined with its user's live row (role and ban come from here, never from
+ * a token), or undefined when unknown, revoked or idle-expired. One primary-key read.
+ */
+export function liveSession(db: Db, sessionId: string, nowIso: string): Promise<SessionUserRow | undefined> {
+  return db
+    .selectFrom("sessions")
+    .innerJoin("users", "users.id", "sessions.user_id")
+    .select([
+      "sessions.id as session_id",
+      "sessions.token_hash",
+      "sessions.last_seen_at",
+      "users.id",
+      "users.display_name",
+      "users.role",
+      "users.is_banned",
+    ])
+    .where("sessions.id", "=", sessionId)
+    .where("sessions.revoked_at", "is", null)
+    .where("sessions.expires_at", ">", nowIso)
+    .executeTakeFirst();
+}
+
+export async function slideSession(db: Db, sessionId: string, nowIso: string, expiresIso: string) {
+  await db
+    .updateTable("sessions")
+    .set({ last_seen_at: nowIso, expires_at: expiresIso })
+    .where("id", "=", sessionId)
+    .execute();
+}
+
+export async function revokeSession(db: Db, sessionId: string, nowIso: string) {
+  await db
+    .updateTable("sessions")
+    .set({ revoked_at: nowIso })
+    .where("id", "=", sessionId)
+    .where("revoked_at", "is", null)
+    .execute();
+}
