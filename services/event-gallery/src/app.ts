@@ -17,6 +17,8 @@ import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
 import { createExportWorker } from "./export/worker.js";
+import { registerApiDocs } from "./http/api-docs.js";
+import { installGalleryAuth } from "./http/route-auth.js";
 import { registerAdminRoutes } from "./http/routes/admin.js";
 import { registerEventRoutes } from "./http/routes/event.js";
 import { registerExportRoutes } from "./http/routes/export.js";
@@ -104,6 +106,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     const exportWorker = createExportWorker(ctx);
 
     const app = createHttpApp({ logger, badUrlIsNotFound: isMediaPath });
+    // Before any route: the OpenAPI document and the auth hook see every route registered after.
+    await registerApiDocs(app);
+    installGalleryAuth(app, ctx);
     registerHealth(app);
     registerMediaPathGuard(app);
     await registerWebApp(app);

@@ -8,6 +8,7 @@ import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
 import { closeAllSse } from "./sse.js";
+import { installZodCompilers } from "./typed-routes.js";
 
 export interface HttpAppOptions {
   logger: Logger;
@@ -23,6 +24,11 @@ export interface HttpAppOptions {
    * or 404 `not_found` when this returns true for the raw URL (the gallery hides /media/ that way).
    */
   badUrlIsNotFound?: (rawUrl: string) => boolean;
+  /**
+   * Parse every JSON response against its declared zod schema and answer 500 on a mismatch.
+   * Default: on under tests (NODE_ENV=test, which Vitest sets), off in production.
+   */
+  checkResponses?: boolean;
   /** Extra Fastify options (e.g. routerOptions). */
   fastify?: Partial<FastifyServerOptions>;
 }
@@ -159,6 +165,9 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     },
     ...opts.fastify,
   }) as unknown as FastifyInstance;
+
+  // Route schemas are zod (typed-routes.ts); their failures map to the errors below.
+  installZodCompilers(app, { checkResponses: opts.checkResponses ?? process.env.NODE_ENV === "test" });
 
   app.addHook("onRequest", async (req, reply) => {
     reply.header("x-request-id", req.id);

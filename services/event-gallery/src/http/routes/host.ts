@@ -1,10 +1,12 @@
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { GalleryContext } from "../../context.js";
+import type { AuthedUser, GalleryContext } from "../../context.js";
 import { listAudit } from "../../moderation/audit.js";
 import type { ModerationService } from "../../moderation/service.js";
-import { idParam } from "./social.js";
+import { auth } from "../route-auth.js";
+import { AuditEntry, HostUser, User } from "../schemas.js";
+import { IdParams } from "./social.js";
 
 const AuditQuery = z.object({
   limit: z.coerce.number().int().optional(),
@@ -13,46 +15,80 @@ const AuditQuery = z.object({
 
 /** Host moderation routes (hosts and the admin). */
 export function registerHostRoutes(app: FastifyInstance, ctx: GalleryContext, moderation: ModerationService) {
-  const host = { minRole: "host", write: true } as const;
+  const api = typed(app);
+  const userAction = (action: string, run: (actor: AuthedUser, id: string) => Promise<User>) =>
+    api.post(
+      `/host/users/:id/${action}`,
+      {
+        config: auth.hostWrite,
+        schema: {
+          params: IdParams("user"),
+          response: { 200: z.object({ user: User }), ...errors(401, 403, 404, 409) },
+        },
+      },
+      async (req) => ({ user: await run(req.principal, req.params.id) }),
+    );
 
-  app.get("/host/users", async (req) => {
-    await ctx.auth.requireUser(req, { minRole: "host" });
-    return { users: await moderation.listUsers() };
-  });
-  app.post("/host/users/:id/ban", async (req) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    return { user: await moderation.setBanned(actor, idParam(req.params, "user"), true) };
-  });
-  app.post("/host/users/:id/unban", async (req) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    return { user: await moderation.setBanned(actor, idParam(req.params, "user"), false) };
-  });
-  app.post("/host/users/:id/promote", async (req) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    return { user: await moderation.setRole(actor, idParam(req.params, "user"), "host") };
-  });
-  app.post("/host/users/:id/demote", async (req) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    return { user: await moderation.setRole(actor, idParam(req.params, "user"), "guest") };
-  });
-  app.post("/host/users/:id/reset-pin", async (req) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    return { pin: await moderation.resetPin(actor, idParam(req.params, "user")) };
-  });
-  app.delete("/host/upload/:id", async (req, reply) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    await moderation.takedownUpload(actor, idParam(req.params));
-    return reply.code(204).send();
-  });
-  app.delete("/host/comment/:id", async (req, reply) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    await moderation.removeComment(actor, idParam(req.params, "comment"));
-    return reply.code(204).send();
-  });
-  app.get("/host/audit", async (req) => {
-    await ctx.auth.requireUser(req, { minRole: "host" });
-    const q = parseInput(AuditQuery, req.query ?? {});
-    const limit = Math.min(100, Math.max(1, q.limit ?? 50));
-    return listAudit(ctx.database.db, { limit, cursor: q.cursor });
-  });
+  api.get(
+    "/host/users",
+    {
+      config: auth.host,
+      schema: { response: { 200: z.object({ users: z.array(HostUser) }), ...errors(401, 403) } },
+    },
+    async () => ({ users: await moderation.listUsers() }),
+  );
+  userAction("ban", (actor, id) => moderation.setBanned(actor, id, true));
+  userAction("unban", (actor, id) => moderation.setBanned(actor, id, false));
+  userAction("promote", (actor, id) => moderation.setRole(actor, id, "host"));
+  userAction("demote", (actor, id) => moderation.setRole(actor, id, "guest"));
+  api.post(
+    "/host/users/:id/reset-pin",
+    {
+      config: auth.hostWrite,
+      schema: {
+        params: IdParams("user"),
+        response: { 200: z.object({ pin: z.string() }), ...errors(401, 403, 404) },
+      },
+    },
+    async (req) => ({ pin: await moderation.resetPin(req.principal, req.params.id) }),
+  );
+  api.delete(
+    "/host/upload/:id",
+    {
+      config: auth.hostWrite,
+      schema: { params: IdParams(), response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      await moderation.takedownUpload(req.principal, req.params.id);
+      return reply.code(204).send();
+    },
+  );
+  api.delete(
+    "/host/comment/:id",
+    {
+      config: auth.hostWrite,
+      schema: { params: IdParams("comment"), response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      await moderation.removeComment(req.principal, req.params.id);
+      return reply.code(204).send();
+    },
+  );
+  api.get(
+    "/host/audit",
+    {
+      config: auth.host,
+      schema: {
+        querystring: AuditQuery,
+        response: {
+          200: z.object({ entries: z.array(AuditEntry), next_cursor: z.string().nullable() }),
+          ...errors(401, 403, 422),
+        },
+      },
+    },
+    async (req) => {
+      const limit = Math.min(100, Math.max(1, req.query.limit ?? 50));
+      return listAudit(ctx.database.db, { limit, cursor: req.query.cursor });
+    },
+  );
 }

@@ -1,0 +1,145 @@
+/**
+ * The gallery API's shapes as zod schemas (contracts/event-gallery.md): the routes declare them,
+ * the OpenAPI document is built from them, and the web app takes its types from them
+ * (`import type` only, so nothing of this module reaches the web bundle).
+ * Imports zod and nothing else: the web build must be able to read this file.
+ *
+ * Response objects are `z.object` (extra fields pass): a field added later by a domain module is
+ * sent as-is, and the schema says what clients can count on.
+ */
+import { z } from "zod";
+
+const iso = z.string().describe("RFC 3339 UTC timestamp");
+
+export const Role = z.enum(["guest", "host", "admin"]);
+export const User = z
+  .object({ id: z.string(), display_name: z.string(), role: Role, is_banned: z.boolean() })
+  .meta({ id: "User" });
+export const EventInfo = z
+  .object({
+    name: z.string(),
+    uploads_locked: z.boolean(),
+    released: z.boolean(),
+    keepsake_ready: z.boolean(),
+  })
+  .meta({ id: "Event" });
+export const Me = z.object({ user: User, event: EventInfo, pin_reset_pending: z.boolean() });
+
+export const Session = z.object({ token: z.string(), user: User });
+export const Joined = z.object({ token: z.string(), pin: z.string().regex(/^\d{4}$/), user: User });
+
+export const Item = z
+  .object({
+    id: z.string(),
+    uploader: z.object({ id: z.string(), display_name: z.string() }),
+    caption: z.string(),
+    hashtags: z.array(z.string()),
+    media_type: z.enum(["image", "video"]),
+    mime_type: z.string(),
+    created_at: iso,
+    updated_at: iso,
+    like_count: z.number().int(),
+    comment_count: z.number().int(),
+    liked_by_me: z.boolean(),
+    compression_status: z.string(),
+    width: z.number().nullable(),
+    height: z.number().nullable(),
+    duration_s: z.number().nullable(),
+    original_url: z.string().nullable(),
+    preview_url: z.string().nullable(),
+    display_url: z.string().nullable(),
+    thumbnail_url: z.string().nullable(),
+  })
+  .meta({ id: "Upload" });
+export const UploadBody = z.object({ upload: Item });
+
+export const FeedPage = z.object({
+  items: z.array(Item),
+  next_cursor: z.string().nullable(),
+  delta_cursor: z.string(),
+});
+export const Delta = z.object({
+  items: z.array(Item),
+  changes: z.array(Item),
+  removed_ids: z.array(z.string()),
+  hidden_user_ids: z.array(z.string()),
+  cursor: z.string(),
+  has_more: z.boolean(),
+});
+export const Uploaders = z.object({
+  uploaders: z.array(z.object({ id: z.string(), display_name: z.string(), upload_count: z.number().int() })),
+});
+
+export const Like = z.object({ liked: z.boolean(), like_count: z.number().int() });
+export const Comment = z
+  .object({
+    id: z.string(),
+    upload_id: z.string(),
+    user: z.object({ id: z.string(), display_name: z.string() }),
+    text: z.string(),
+    created_at: iso,
+  })
+  .meta({ id: "Comment" });
+
+export const HostUser = User.extend({
+  upload_count: z.number().int(),
+  pin_reset_requested_at: iso.nullable(),
+  pin_locked_until: iso.nullable(),
+});
+export const AuditEntry = z.object({
+  id: z.string(),
+  actor: z.unknown(),
+  action: z.string(),
+  target: z.unknown(),
+  created_at: iso,
+});
+export const HostEvent = z.object({
+  event: EventInfo,
+  uploads_locked_at: iso.nullable(),
+  export_released_at: iso.nullable(),
+  export_epoch: z.number().int(),
+  low_disk_warning: z.boolean(),
+  free_bytes: z.number(),
+  keepsake_estimate_bytes: z.number(),
+});
+
+export const JobState = z.object({
+  status: z.string(),
+  progress_pct: z.number(),
+  ready: z.boolean(),
+  message: z.string().optional().describe("Hosts only, while the job is failed"),
+});
+export const ExportStatus = z.object({
+  released: z.boolean(),
+  epoch: z.number().int(),
+  zip: JobState,
+  html: JobState,
+});
+export const Ticket = z.object({ ticket: z.string(), expires_at: iso });
+
+export const ConfigValues = z.record(z.string(), z.unknown());
+export const DiskUsage = z.object({
+  free_bytes: z.number(),
+  total_bytes: z.number(),
+  media_bytes: z.number(),
+  originals_bytes: z.number(),
+  derivatives_bytes: z.number(),
+});
+export const JobsOverview = z.object({
+  export_jobs: z.array(z.object({ kind: z.string(), status: z.string() }).loose()),
+  derivative_backlog: z.number().int(),
+  failed_uploads: z.number().int(),
+});
+
+export type User = z.infer<typeof User>;
+export type EventInfo = z.infer<typeof EventInfo>;
+export type Me = z.infer<typeof Me>;
+export type Item = z.infer<typeof Item>;
+export type Comment = z.infer<typeof Comment>;
+export type FeedPage = z.infer<typeof FeedPage>;
+export type Delta = z.infer<typeof Delta>;
+export type JobState = z.infer<typeof JobState>;
+export type ExportStatus = z.infer<typeof ExportStatus>;
+export type HostUser = z.infer<typeof HostUser>;
+export type HostEvent = z.infer<typeof HostEvent>;
+export type Ticket = z.infer<typeof Ticket>;
