@@ -28,6 +28,7 @@ import { dispatcherWorker, runtimeProvider } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
 import { adminRoutes } from "./http/routes/admins.js";
 import { appRoutes } from "./http/routes/apps.js";
+import { authoringRoutes } from "./http/routes/authoring.js";
 import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
 import { deadLetterRoutes } from "./http/routes/dead-letters.js";
@@ -62,6 +63,7 @@ const routeModules: RouteModule[] = [
   adminRoutes,
   appRoutes,
   scriptRoutes,
+  authoringRoutes,
   routeRoutes,
   versionRoutes,
   dashboardRoutes,

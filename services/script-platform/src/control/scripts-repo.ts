@@ -1,7 +1,8 @@
-import type { Database, Kysely } from "@app/kit/db";
+import type { Database, Kysely, Selectable } from "@app/kit/db";
 import { isUuid } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
 import type { SandboxOverrides } from "./sandbox-policy.js";
+import type { ScriptLanguage } from "./script-language.js";
 
 export type ScriptKind = "endpoint" | "module";
 
@@ -17,6 +18,21 @@ export interface ScriptRecord {
   memory_limit_mb: number | null;
   created_at: string;
   updated_at: string;
+  language: ScriptLanguage;
+  /** The author's TypeScript; `source` is then its type-stripped JavaScript (what runs). Null for JavaScript. */
+  authored_source: string | null;
+  version: number;
+}
+
+/** One saved version: the author's source as it was. */
+export interface ScriptVersionRecord {
+  script_id: string;
+  version: number;
+  language: ScriptLanguage;
+  source: string;
+  sandbox: SandboxOverrides;
+  created_by: string | null;
+  created_at: string;
 }
 
 type Db = Kysely<PlatformDB>;
@@ -24,12 +40,21 @@ type Db = Kysely<PlatformDB>;
 /** SQL for scripts and their import graph. */
 export function scriptsRepo(database: Database<PlatformDB>) {
   const d = database.dialect;
-  const toRecord = (r: PlatformDB["scripts"]): ScriptRecord => ({
+  const toRecord = (r: Selectable<PlatformDB["scripts"]>): ScriptRecord => ({
     ...r,
     kind: r.kind as ScriptKind,
+    language: r.language as ScriptLanguage,
+    version: Number(r.version),
     sandbox: d.fromJson<SandboxOverrides>(r.sandbox) ?? {},
     created_at: d.fromTimestamp(r.created_at),
     updated_at: d.fromTimestamp(r.updated_at),
+  });
+  const toVersion = (r: PlatformDB["script_versions"]): ScriptVersionRecord => ({
+    ...r,
+    version: Number(r.version),
+    language: r.language as ScriptLanguage,
+    sandbox: d.fromJson<SandboxOverrides>(r.sandbox) ?? {},
+    created_at: d.fromTimestamp(r.created_at),
   });
   return {
     async byId(id: string, db: Db = database.db): Promise<ScriptRecord | null> {
@@ -72,6 +97,35 @@ export function scriptsRepo(database: Database<PlatformDB>) {
         .set({ ...rest, sandbox: d.json(s.sandbox) })
         .where("id", "=", id)
         .execute();
+    },
+    async insertVersion(db: Db, v: ScriptVersionRecord): Promise<void> {
+      await db
+        .insertInto("script_versions")
+        .values({ ...v, sandbox: d.json(v.sandbox) })
+        .execute();
+    },
+    /** Newest first; `before` is the exclusive upper version bound (the cursor). */
+    async versions(
+      scriptId: string,
+      opts: { before?: number | null; limit: number },
+    ): Promise<ScriptVersionRecord[]> {
+      let q = database.db
+        .selectFrom("script_versions")
+        .selectAll()
+        .where("script_id", "=", scriptId)
+        .orderBy("version", "desc")
+        .limit(opts.limit);
+      if (opts.before != null) q = q.where("version", "<", opts.before);
+      return (await q.execute()).map(toVersion);
+    },
+    async version(scriptId: string, version: number): Promise<ScriptVersionRecord | null> {
+      const r = await database.db
+        .selectFrom("script_versions")
+        .selectAll()
+        .where("script_id", "=", scriptId)
+        .where("version", "=", version)
+        .executeTakeFirst();
+      return r ? toVersion(r) : null;
     },
     async delete(db: Db, id: string): Promise<boolean> {
       const r = await db.deleteFrom("scripts").where("id", "=", id).executeTakeFirst();

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
 import type { Database, Kysely } from "@app/kit/db";
 import { AppError, conflict, notFound } from "@app/kit/errors";
@@ -11,8 +12,15 @@ import {
   type SandboxPolicy,
   TIMEOUT_CEILING_S,
 } from "./sandbox-policy.js";
+import type { Principal } from "./scopes.js";
+import { type ScriptLanguage, toRunnable } from "./script-language.js";
 import { analyzeSource, SCRIPT_NAME_RE, type ScriptKind, type SourceImport } from "./script-validation.js";
-import { type ScriptRecord, type ScriptsRepo, scriptsRepo } from "./scripts-repo.js";
+import {
+  type ScriptRecord,
+  type ScriptsRepo,
+  type ScriptVersionRecord,
+  scriptsRepo,
+} from "./scripts-repo.js";
 
 /** Seed: "depth limit 8" for module imports. */
 export const MAX_IMPORT_DEPTH = 8;
@@ -30,9 +38,16 @@ export interface ScriptInput {
   timeout_seconds?: number | undefined;
   sandbox?: unknown;
   memory_limit_mb?: number | null | undefined;
+  language?: ScriptLanguage | undefined;
 }
 
-export interface ScriptView extends ScriptRecord {
+/** Who saved: stored with each version (a username, or `api_key:<id>`). */
+export type SavedBy = string | null;
+export const savedBy = (p: Pick<Principal, "kind" | "id" | "username">): SavedBy =>
+  p.kind === "api_key" ? `api_key:${p.id}` : p.username;
+
+/** A script as the API shows it: `source` is the author's text (TypeScript stays TypeScript). */
+export interface ScriptView extends Omit<ScriptRecord, "authored_source"> {
   /** Names of the module scripts this one imports (the stored dependency graph). */
   imports: string[];
 }
@@ -157,15 +172,48 @@ async function resolveImports(
   return resolved;
 }
 
+function versionSummary(v: ScriptVersionRecord) {
+  return {
+    version: v.version,
+    created_at: v.created_at,
+    created_by: v.created_by,
+    language: v.language,
+    size: Buffer.byteLength(v.source, "utf8"),
+    sha256: createHash("sha256").update(v.source, "utf8").digest("hex"),
+  };
+}
+
 /** Scripts: save-time validation, the dependency graph, kind and name rules. */
 export function createScripts(deps: ScriptsDeps) {
   const { database, clock, sandbox } = deps;
   const repo = scriptsRepo(database);
   const apps = appsRepo(database);
 
-  const view = async (s: ScriptRecord, db: Db = database.db): Promise<ScriptView> => ({
-    ...s,
-    imports: await repo.importsOf(s.id, db),
+  const view = async (s: ScriptRecord, db: Db = database.db): Promise<ScriptView> => {
+    const { authored_source, ...rest } = s;
+    return { ...rest, source: authored_source ?? s.source, imports: await repo.importsOf(s.id, db) };
+  };
+
+  /** Strip types (TypeScript) and run the save-time checks on what will run. */
+  const prepare = (
+    authored: string,
+    language: ScriptLanguage,
+    kind: ScriptKind,
+    overrides: SandboxOverrides,
+  ) => {
+    const runnable = toRunnable(authored, language);
+    const analysis = analyzeSource(runnable, kind, sandbox.effective(overrides).max_expr_depth);
+    return { runnable, analysis, authored_source: language === "typescript" ? authored : null };
+  };
+
+  const versionOf = (s: ScriptRecord, by: SavedBy): ScriptVersionRecord => ({
+    script_id: s.id,
+    version: s.version,
+    language: s.language,
+    source: s.authored_source ?? s.source,
+    sandbox: s.sandbox,
+    created_by: by,
+    created_at: s.updated_at,
   });
 
   const duplicate = (name: string) =>
@@ -188,19 +236,24 @@ export function createScripts(deps: ScriptsDeps) {
     async create(
       appId: string,
       input: ScriptInput & { name: string; kind: ScriptKind; source: string },
+      by: SavedBy = null,
     ): Promise<ScriptView> {
       checkName(input.name);
       const timeout = input.timeout_seconds ?? DEFAULT_TIMEOUT_S;
       checkTimeout(timeout);
       const overrides: SandboxOverrides = sandbox.validate(input.sandbox);
-      const analysis = analyzeSource(input.source, input.kind, sandbox.effective(overrides).max_expr_depth);
+      const language = input.language ?? "javascript";
+      const { runnable, analysis, authored_source } = prepare(input.source, language, input.kind, overrides);
       const now = clock.iso();
       const record: ScriptRecord = {
         id: newId(),
         app_id: appId,
         name: input.name,
         kind: input.kind,
-        source: input.source,
+        source: runnable,
+        language,
+        authored_source,
+        version: 1,
         description: input.description ?? "",
         timeout_seconds: timeout,
         sandbox: overrides,
@@ -224,6 +277,7 @@ export function createScripts(deps: ScriptsDeps) {
           if (await repo.byName(appId, input.name, trx)) throw duplicate(input.name);
           const imports = await resolveImports(repo, trx, record, analysis.imports);
           await repo.insert(trx, record);
+          await repo.insertVersion(trx, versionOf(record, by));
           await repo.replaceImports(trx, record.id, appId, imports);
         });
       } catch (err) {
@@ -233,17 +287,28 @@ export function createScripts(deps: ScriptsDeps) {
       return view(record);
     },
 
-    async update(id: string, input: ScriptInput): Promise<ScriptView> {
+    async update(
+      id: string,
+      input: ScriptInput,
+      by: SavedBy = null,
+      opts: { newVersion?: boolean } = {},
+    ): Promise<ScriptView> {
       const current = await repo.byId(id);
       if (!current) throw scriptNotFound();
       if (input.name !== undefined) checkName(input.name);
       if (input.timeout_seconds !== undefined) checkTimeout(input.timeout_seconds);
       const overrides = input.sandbox !== undefined ? sandbox.validate(input.sandbox) : current.sandbox;
+      const language = input.language ?? current.language;
+      const kind = input.kind ?? current.kind;
+      const authored = input.source ?? current.authored_source ?? current.source;
+      const { runnable, analysis, authored_source } = prepare(authored, language, kind, overrides);
       const next: ScriptRecord = {
         ...current,
         name: input.name ?? current.name,
-        kind: input.kind ?? current.kind,
-        source: input.source ?? current.source,
+        kind,
+        source: runnable,
+        language,
+        authored_source,
         description: input.description ?? current.description,
         timeout_seconds: input.timeout_seconds ?? current.timeout_seconds,
         sandbox: overrides,
@@ -251,7 +316,6 @@ export function createScripts(deps: ScriptsDeps) {
           input.memory_limit_mb === undefined ? current.memory_limit_mb : input.memory_limit_mb,
         updated_at: clock.iso(),
       };
-      const analysis = analyzeSource(next.source, next.kind, sandbox.effective(overrides).max_expr_depth);
       try {
         await database.writeTx(async (trx) => {
           await apps.lock(trx, current.app_id);
@@ -279,7 +343,15 @@ export function createScripts(deps: ScriptsDeps) {
           if (next.name !== fresh.name && (await repo.byName(fresh.app_id, next.name, trx)))
             throw duplicate(next.name);
           const imports = await resolveImports(repo, trx, next, analysis.imports);
+          // A new version when what runs could differ: the source, its language or the sandbox.
+          const changed =
+            opts.newVersion === true ||
+            authored !== (fresh.authored_source ?? fresh.source) ||
+            language !== fresh.language ||
+            JSON.stringify(overrides) !== JSON.stringify(fresh.sandbox);
+          next.version = changed ? fresh.version + 1 : fresh.version;
           await repo.update(trx, next);
+          if (changed) await repo.insertVersion(trx, versionOf(next, by));
           await repo.replaceImports(trx, id, next.app_id, imports);
         });
       } catch (err) {
@@ -287,6 +359,26 @@ export function createScripts(deps: ScriptsDeps) {
         throw err;
       }
       return view(next);
+    },
+
+    /** Saved versions, newest first (`before`: the cursor, an exclusive version bound). */
+    async versions(id: string, page: { before: number | null; limit: number }) {
+      const rows = await repo.versions(id, { before: page.before, limit: page.limit });
+      return rows.map(versionSummary);
+    },
+
+    async version(id: string, n: number) {
+      const v = Number.isSafeInteger(n) && n > 0 ? await repo.version(id, n) : null;
+      if (!v) throw notFound(`Version ${n} of this script does not exist.`, "version_not_found");
+      return { ...versionSummary(v), source: v.source, sandbox: v.sandbox };
+    },
+
+    /** A restore is a new save of version n's source, language and sandbox: history only grows. */
+    async restore(id: string, n: number, by: SavedBy = null): Promise<ScriptView> {
+      const v = await this.version(id, n);
+      return this.update(id, { source: v.source, language: v.language, sandbox: v.sandbox }, by, {
+        newVersion: true,
+      });
     },
 
     async remove(id: string): Promise<void> {

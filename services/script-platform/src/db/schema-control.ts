@@ -1,3 +1,5 @@
+import type { Generated } from "@app/kit/db";
+
 /**
  * Row types of the control tables (owned by the platform-control helper; see migrations/0001).
  * Timestamps are ISO strings, booleans 0/1, JSON through dialect.json / dialect.fromJson.
@@ -89,6 +91,23 @@ export interface ScriptsTable {
   memory_limit_mb: number | null;
   created_at: string;
   updated_at: string;
+  /** 0004: `javascript` | `typescript`. */
+  language: Generated<string>;
+  /** 0004: the author's TypeScript text (`source` holds the stripped JavaScript); NULL for JavaScript. */
+  authored_source: string | null;
+  /** 0004: 1 on create, +1 on every save that changes source, language or sandbox. */
+  version: Generated<number>;
+}
+
+/** 0004: every saved version of a script (the author's source). */
+export interface ScriptVersionsTable {
+  script_id: string;
+  version: number;
+  language: string;
+  source: string;
+  sandbox: unknown;
+  created_by: string | null;
+  created_at: string;
 }
 
 /** The dependency graph: one row per `import ... from "<name>"` of a script. */
@@ -128,5 +147,6 @@ export interface ControlTables {
   app_domains: AppDomainsTable;
   scripts: ScriptsTable;
   script_imports: ScriptImportsTable;
+  script_versions: ScriptVersionsTable;
   routes: RoutesTable;
 }

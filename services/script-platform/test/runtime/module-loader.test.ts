@@ -22,6 +22,9 @@ function rec(
     memory_limit_mb: null,
     created_at: "t0",
     updated_at: updated,
+    language: "javascript",
+    authored_source: null,
+    version: 1,
   };
 }
 

@@ -5,7 +5,8 @@ import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repo.js";
 import { appsWithScope } from "../../control/scopes.js";
-import { createScripts, scriptNotFound } from "../../control/scripts.js";
+import { SCRIPT_LANGUAGES } from "../../control/script-language.js";
+import { createScripts, savedBy, scriptNotFound } from "../../control/scripts.js";
 import { listOf, pageOf } from "../paging.js";
 
 const fields = {
@@ -17,6 +18,7 @@ const fields = {
   // Checked by the sandbox policy (unknown keys, integers, ceilings) for precise errors.
   sandbox: z.unknown(),
   memory_limit_mb: z.number().int("must be an integer").min(1).max(1_048_576).nullable(),
+  language: z.enum(SCRIPT_LANGUAGES),
 };
 const createBody = z.strictObject({
   app_id: z.string().min(1).max(100),
@@ -27,6 +29,7 @@ const createBody = z.strictObject({
   timeout_seconds: fields.timeout_seconds.optional(),
   sandbox: fields.sandbox.optional(),
   memory_limit_mb: fields.memory_limit_mb.optional(),
+  language: fields.language.optional(),
 });
 const updateBody = z.strictObject({
   app_id: z.string().optional(),
@@ -37,6 +40,7 @@ const updateBody = z.strictObject({
   timeout_seconds: fields.timeout_seconds.optional(),
   sandbox: fields.sandbox.optional(),
   memory_limit_mb: fields.memory_limit_mb.optional(),
+  language: fields.language.optional(),
 });
 const listQuery = z.object({ app_id: z.string().optional(), app: z.string().optional() }).passthrough();
 
@@ -60,9 +64,9 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
   app.post(base, async (req, reply) => {
     const body = parseInput(createBody, req.body);
     const target = await resolveApp(apps, body.app_id);
-    await ctx.gate.requireAdmin(req, "script:write", target.id);
+    const p = await ctx.gate.requireAdmin(req, "script:write", target.id);
     const { app_id: _, ...input } = body;
-    return reply.code(201).send(await scripts.create(target.id, input));
+    return reply.code(201).send(await scripts.create(target.id, input, savedBy(p)));
   });
 
   app.get(base, async (req) => {
@@ -91,7 +95,7 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
 
   app.put(`${base}/:id`, async (req) => {
     const s = await scriptOf((req.params as { id: string }).id);
-    await ctx.gate.requireAdmin(req, "script:write", s.app_id);
+    const p = await ctx.gate.requireAdmin(req, "script:write", s.app_id);
     const body = parseInput(updateBody, req.body);
     if (body.app_id !== undefined) {
       const a = await resolveApp(apps, body.app_id).catch(() => null);
@@ -101,7 +105,7 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
         });
     }
     const { app_id: _, ...input } = body;
-    return scripts.update(s.id, input);
+    return scripts.update(s.id, input, savedBy(p));
   });
 
   app.delete(`${base}/:id`, async (req, reply) => {
