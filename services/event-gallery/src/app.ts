@@ -27,6 +27,7 @@ import { registerHostRoutes } from "./http/routes/host.js";
 import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
 import { registerMediaPathGuard, registerMediaRoutes } from "./http/routes/media.js";
+import { registerResumableRoutes } from "./http/routes/resumable.js";
 import { registerSocialRoutes } from "./http/routes/social.js";
 import { registerStreamRoutes } from "./http/routes/stream.js";
 import { registerUploadRoutes } from "./http/routes/uploads.js";
@@ -42,6 +43,7 @@ import { StreamHub } from "./realtime/hub.js";
 import { TicketStore } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
 import { SocialService } from "./social/service.js";
+import { createUploadSweeper } from "./uploads/sweep.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -122,6 +124,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerAdminRoutes(api, ctx, settings);
         registerStreamRoutes(api, ctx, { tickets, hub, tokens });
         registerUploadRoutes(api, ctx);
+        registerResumableRoutes(api, ctx);
         registerMediaRoutes(api, ctx);
         registerFeedRoutes(api, ctx);
         registerEventRoutes(api, ctx, exportWorker);
@@ -131,7 +134,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     );
 
     // One entry per background worker: `createXWorker(ctx)` returning a BackgroundWorker.
-    workers = [exportWorker, createDerivativeWorker(ctx)];
+    workers = [exportWorker, createDerivativeWorker(ctx), createUploadSweeper(ctx)];
     let started = false;
     const startWorkers = () => {
       if (started) return;

@@ -31,6 +31,14 @@ export const envSpec = {
   FFPROBE_PATH: envVar(z.string().min(1).optional(), "ffprobe binary for video size and duration", {
     defaultText: "next to FFMPEG_PATH, else ffprobe on PATH",
   }),
+  GALLERY_RESUMABLE_TTL_HOURS: envVar(
+    z.coerce.number().positive().max(24 * 365).default(24),
+    "hours an unfinished resumable (tus) upload is kept before it and its bytes are removed",
+  ),
+  GALLERY_UPLOAD_IDLE_S: envVar(
+    z.coerce.number().int().min(1).max(3600).default(60),
+    "seconds an upload request may send no bytes before it is ended (its temp file is removed)",
+  ),
 };
 
 export type Config = EnvValues<typeof envSpec>;

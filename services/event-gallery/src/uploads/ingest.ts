@@ -15,7 +15,7 @@ import { originalRelPath, publishFile, removeQuietly, resolveMediaPath, tempPath
 export const CAPTION_MAX_CHARS = 2000;
 /** Byte bound on any text field while streaming (a caption of 2000 four-byte characters fits). */
 export const FIELD_MAX_BYTES = CAPTION_MAX_CHARS * 4;
-const CLIENT_KEY_RE = /^[\x21-\x7e]{1,128}$/;
+export const CLIENT_KEY_RE = /^[\x21-\x7e]{1,128}$/;
 const KNOWN_FIELDS = new Set(["client_upload_id", "caption", "hashtags"]);
 
 export const uploadsLocked = () =>
@@ -25,11 +25,11 @@ export const uploadsLocked = () =>
   );
 export const quotaExceeded = (limit: number) =>
   new AppError(413, "quota_exceeded", "Your upload quota for this event is used up.", { limit });
-const payloadTooLarge = (limit: number) =>
+export const payloadTooLarge = (limit: number) =>
   new AppError(413, "payload_too_large", "The file is larger than this event allows.", { limit });
 /** Room for the text fields and multipart framing around the file in a declared body length. */
 const FORM_OVERHEAD_BYTES = 64 * 1024 + 64 * FIELD_MAX_BYTES;
-const removedByHost = () =>
+export const removedByHost = () =>
   conflict("removed_by_host", "The hosts removed the upload sent with this key; it cannot be sent again.");
 
 export interface IngestResult {
@@ -37,7 +37,7 @@ export interface IngestResult {
   upload: FeedItem;
 }
 
-interface FormFields {
+export interface FormFields {
   clientKey: string | null;
   caption: string;
   hashtags: string[];
@@ -168,7 +168,7 @@ async function receiveFile(
   return { status: 201, upload: await itemFor(ctx, user, id) };
 }
 
-interface StoredOriginal {
+export interface StoredOriginal {
   relPath: string;
   absPath: string;
   size: number;
@@ -202,11 +202,7 @@ async function streamToOriginal(
   const type = first.length > 0 ? await sniffMediaType(first) : null;
   if (!type) {
     part.file.resume();
-    throw new AppError(
-      415,
-      "unsupported_media_type",
-      "Only JPEG, PNG, WebP, GIF, HEIC/HEIF, MP4, MOV and WebM files are accepted.",
-    );
+    throw unsupportedType();
   }
 
   const relPath = originalRelPath(id, type.ext);
@@ -251,13 +247,25 @@ async function streamToOriginal(
   return { relPath, absPath, size, type };
 }
 
-async function commitUpload(
+export const unsupportedType = () =>
+  new AppError(
+    415,
+    "unsupported_media_type",
+    "Only JPEG, PNG, WebP, GIF, HEIC/HEIF, AVIF, MP4, MOV and WebM files are accepted.",
+  );
+
+/**
+ * The commit both upload paths share: lock under the share lock, idempotency, quota with the real
+ * size, insert. `alsoInTx` adds the caller's own writes to the same transaction.
+ */
+export async function commitUpload(
   ctx: GalleryContext,
   user: AuthedUser,
   form: FormFields,
   id: string,
-  stored: StoredOriginal,
-  bounds: Bounds,
+  stored: Pick<StoredOriginal, "relPath" | "size" | "type">,
+  bounds: Pick<Bounds, "freeBytes" | "tolerance">,
+  alsoInTx?: (trx: typeof ctx.database.db, outcome: { replayOf?: string }) => Promise<void>,
 ): Promise<{ replayOf?: string }> {
   const { dialect } = ctx.database;
   return ctx.database.writeTx(async (trx) => {
@@ -265,7 +273,10 @@ async function commitUpload(
     if (form.clientKey !== null) {
       const existing = await repo.findByClientKey(trx, user.id, form.clientKey);
       if (existing?.deleted_by === "host") throw removedByHost();
-      if (existing) return { replayOf: existing.id };
+      if (existing) {
+        await alsoInTx?.(trx, { replayOf: existing.id });
+        return { replayOf: existing.id };
+      }
     }
     const used = await repo.userUploadBytes(trx, user.id, dialect);
     const ceiling = quotaCeiling(
@@ -289,11 +300,12 @@ async function commitUpload(
       },
       form.hashtags,
     );
+    await alsoInTx?.(trx, {});
     return {};
   });
 }
 
-async function itemFor(ctx: GalleryContext, user: AuthedUser, id: string): Promise<FeedItem> {
+export async function itemFor(ctx: GalleryContext, user: AuthedUser, id: string): Promise<FeedItem> {
   const [item] = await loadFeedItems(ctx.database.db, [id], {
     id: user.id,
     mediaToken: await ctx.auth.mediaToken(user),

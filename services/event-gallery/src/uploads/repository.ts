@@ -63,6 +63,8 @@ export interface NewUpload {
   original_path: string;
   original_size_bytes: number;
   created_at: string;
+  /** Pre-moderation (issue 14); the column defaults to approved. */
+  approval?: "approved" | "pending";
 }
 
 export async function insertUpload(trx: Db, row: NewUpload, tags: readonly string[]): Promise<void> {
@@ -139,4 +141,59 @@ export async function refundQuota(trx: Db, userId: string, bytes: number): Promi
     }))
     .where("id", "=", userId)
     .execute();
+}
+
+// Resumable (tus) upload keys (migration 006).
+export type ResumableRow = Selectable<GalleryDB["resumable_uploads"]>;
+export type NewResumable = Omit<ResumableRow, "upload_id">;
+
+export async function findResumable(db: Db, key: string): Promise<ResumableRow | undefined> {
+  return db.selectFrom("resumable_uploads").selectAll().where("key", "=", key).executeTakeFirst();
+}
+
+export async function findResumableByClientKey(
+  db: Db,
+  userId: string,
+  clientKey: string,
+): Promise<ResumableRow | undefined> {
+  return db
+    .selectFrom("resumable_uploads")
+    .selectAll()
+    .where("user_id", "=", userId)
+    .where("client_upload_id", "=", clientKey)
+    .executeTakeFirst();
+}
+
+export async function insertResumable(trx: Db, row: NewResumable): Promise<void> {
+  await trx.insertInto("resumable_uploads").values(row).execute();
+}
+
+export async function deleteResumable(db: Db, key: string): Promise<void> {
+  await db.deleteFrom("resumable_uploads").where("key", "=", key).execute();
+}
+
+export async function markResumableDone(trx: Db, key: string, uploadId: string): Promise<void> {
+  await trx.updateTable("resumable_uploads").set({ upload_id: uploadId }).where("key", "=", key).execute();
+}
+
+/** Unfinished keys whose time is up (a finished key stays: it replays its upload). */
+export async function expiredResumables(db: Db, nowMs: number, limit: number): Promise<ResumableRow[]> {
+  return db
+    .selectFrom("resumable_uploads")
+    .selectAll()
+    .where("upload_id", "is", null)
+    .where("expires_at", "<=", nowMs)
+    .orderBy("expires_at")
+    .limit(limit)
+    .execute();
+}
+
+/** Every key still alive (the start-up sweep keeps their partial files). */
+export async function liveResumableKeys(db: Db): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom("resumable_uploads")
+    .select("key")
+    .where("upload_id", "is", null)
+    .execute();
+  return new Set(rows.map((r) => r.key));
 }

@@ -18,6 +18,7 @@ const ACCEPTED: Record<string, SniffedType> = {
   "image/heic-sequence": { media_type: "image", mime_type: "image/heic", ext: "heic" },
   "image/heif": { media_type: "image", mime_type: "image/heif", ext: "heif" },
   "image/heif-sequence": { media_type: "image", mime_type: "image/heif", ext: "heif" },
+  "image/avif": { media_type: "image", mime_type: "image/avif", ext: "avif" },
   "video/mp4": { media_type: "video", mime_type: "video/mp4", ext: "mp4" },
   "video/quicktime": { media_type: "video", mime_type: "video/quicktime", ext: "mov" },
   "video/webm": { media_type: "video", mime_type: "video/webm", ext: "webm" },
