@@ -8,8 +8,11 @@ import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
-import { mcpHandler } from "./mcp/route.js";
-import { createMcpServer } from "./mcp/server.js";
+import { Alerts } from "./alerts/alerts.js";
+import { mcpHandler, setCredential } from "./mcp/route.js";
+import { mcpServerFactory } from "./mcp/server.js";
+import { SchoolTime } from "./mcp/time.js";
+import { registerReadiness } from "./readiness/readiness.js";
 import { SessionStore } from "./mcp/sessions.js";
 import { TimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
@@ -24,6 +27,8 @@ export interface AppDeps {
   clock?: Clock;
   /** Outbound fetch for the portal and the timetable service (tests may wrap it). */
   fetch?: FetchFn;
+  /** Outbound fetch for alert webhooks (tests). */
+  alertFetch?: FetchFn;
 }
 
 export interface BuiltApp {
@@ -31,6 +36,8 @@ export interface BuiltApp {
   tokens: TokenManager;
   keepalive: KeepAlive;
   sessions: SessionStore;
+  /** Webhook alerts (null without ALERT_WEBHOOK_URL). */
+  alerts: Alerts | null;
   /** Stops background work (keep-alive, sessions); call after app.close(). */
   close(): Promise<void>;
 }
@@ -56,7 +63,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       "listening on all interfaces: set MCP_ALLOWED_HOSTS to the public host name, or requests get 403",
     );
 
-  const store = new TokenStore(stateDirOf(config));
+  const store = new TokenStore(stateDirOf(config), logger);
   const saved = await store.load();
   const envToken = config.PORTAL_JWT_COOKIE ? cleanPaste(config.PORTAL_JWT_COOKIE) : undefined;
   const initial = chooseStartupToken(envToken, saved?.token);
@@ -67,6 +74,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const portal = new PortalClient({
     baseUrl: config.PORTAL_BASE_URL,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    maxBytes: config.UPSTREAM_MAX_BYTES,
     clock,
     currentToken: () => tokens?.token ?? null,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
@@ -93,19 +101,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
           secret: config.TIMETABLE_SECRET as string,
           clientVersion: config.TIMETABLE_CLIENT_VERSION,
           timeoutMs: config.UPSTREAM_TIMEOUT_MS,
+          maxBytes: config.UPSTREAM_MAX_BYTES,
           clock,
           ...(deps.fetch ? { fetch: deps.fetch } : {}),
         }),
         clock,
+        config.TIMETABLE_STUDENT,
       )
     : null;
 
-  const ctx: ToolContext = { portal, tokens, keepalive, timetable, clock, logger };
-  const makeServer = () => createMcpServer(ctx);
+  const time = new SchoolTime(config.SCHOOL_TIMEZONE);
+  const ctx: ToolContext = { portal, tokens, keepalive, timetable, clock, logger, time };
+  const makeServer = mcpServerFactory(ctx);
   const sessions = new SessionStore({
     clock,
     logger,
     maxSessions: config.MCP_MAX_SESSIONS,
+    maxPerCredential: config.MCP_MAX_SESSIONS_PER_CREDENTIAL,
     idleMs: config.MCP_SESSION_IDLE_MS,
     makeServer,
   });
@@ -124,7 +136,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   // Open MCP streams would hold app.close() until the drain deadline; end them first.
   app.addHook("preClose", async () => sessions.closeAll());
   app.addHook("onRequest", async (req) => {
-    if (req.routeOptions.url === "/healthz") return;
+    if (req.routeOptions.url === "/healthz" || req.routeOptions.url === "/readyz") return;
     guard.checkHostAndOrigin(req);
   });
 
@@ -132,7 +144,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   app.route({
     method: [...MCP_METHODS],
     url: "/mcp",
-    onRequest: async (req: FastifyRequest) => guard.authenticate(req, "mcp"),
+    onRequest: async (req: FastifyRequest) => setCredential(req, guard.authenticate(req, "mcp")),
     handler: handle,
   });
   const pathSecret = config.MCP_PATH_SECRET;
@@ -144,11 +156,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       onRequest: async (req: FastifyRequest, reply: FastifyReply) => {
         const segment = (req.params as { pathSecret?: string }).pathSecret ?? "";
         if (!safeEqual(segment, pathSecret)) return reply.callNotFound();
+        setCredential(req, "path");
       },
       handler: handle,
     });
   }
   registerTokenRoutes(app, { guard, tokens, keepalive });
+  registerReadiness(app, { clock, tokens, keepalive });
   registerFilesRoute(app, { guard, portal });
 
   // Learn the instance's idle timeout (unauthenticated); the default 7200 s stands otherwise.
@@ -161,6 +175,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       .catch(() => undefined);
 
   keepalive.start();
+  const alerts = config.ALERT_WEBHOOK_URL
+    ? new Alerts({
+        url: config.ALERT_WEBHOOK_URL,
+        format: config.ALERT_WEBHOOK_FORMAT,
+        clock,
+        logger,
+        keepalive,
+        tokens,
+        label: (ms) => `${time.label(ms)} (${time.zone})`,
+        ...(deps.alertFetch ? { fetch: deps.alertFetch } : {}),
+      })
+    : null;
+  alerts?.start();
   const t = tokens.status();
   logger.info(
     {
@@ -169,6 +196,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       path_secret: pathSecret ? "on" : "off",
       portal: config.PORTAL_BASE_URL ? "configured" : "not configured",
       timetable: timetable ? "configured" : "not configured",
+      school_timezone: config.SCHOOL_TIMEZONE,
+      alerts: alerts ? config.ALERT_WEBHOOK_FORMAT : "off",
       token_source: t.source,
       token_expires_at: t.expires_at,
       keepalive: keepalive.status().state,
@@ -181,7 +210,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     tokens,
     keepalive,
     sessions,
+    alerts,
     close: async () => {
+      alerts?.stop();
       ka.shutdown();
       await sessions.closeAll();
     },

@@ -6,6 +6,15 @@ export const DEFAULT_TIMETABLE_CLIENT_VERSION = "i2.2";
 
 const optionalString = z.string().optional();
 
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Every variable portal-bridge reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("portal-bridge", 3003),
@@ -41,7 +50,11 @@ export const envSpec = {
   ),
   MCP_MAX_SESSIONS: envVar(
     envInt(100, 1, 10_000),
-    "cap on open MCP sessions; new ones are refused at the cap",
+    "cap on open MCP sessions; at the cap the least recently used idle session is closed (its client gets 404 and re-initializes)",
+  ),
+  MCP_MAX_SESSIONS_PER_CREDENTIAL: envVar(
+    envInt(20, 1, 10_000),
+    "cap on open MCP sessions per credential (shared secret, connector token, path secret); the credential's own least recently used idle session is closed at its cap",
   ),
   MCP_SESSION_IDLE_MS: envVar(
     envInt(30 * 60_000, 1000, 24 * 3600_000),
@@ -64,6 +77,30 @@ export const envSpec = {
     secret: true,
   }),
   UPSTREAM_TIMEOUT_MS: envVar(envInt(15_000, 100, 600_000), "timeout per upstream request in ms"),
+  UPSTREAM_MAX_BYTES: envVar(
+    envInt(10 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    "cap on any upstream answer the bridge reads (portal JSON and timetable), in bytes",
+  ),
+  SCHOOL_TIMEZONE: envVar(
+    z
+      .string()
+      .default("Europe/Berlin")
+      .refine(isTimeZone, "must be an IANA time zone such as Europe/Berlin"),
+    "IANA time zone for every date the tools show or interpret",
+  ),
+  TIMETABLE_STUDENT: envVar(
+    z.string().trim().min(1).max(100).optional(),
+    "for parent accounts: the child (first name or id) the timetable tools read when none is named",
+  ),
+  ALERT_WEBHOOK_URL: envVar(
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+    "receives a POST when the keep-alive stops, the token has under 3 days left, and on recovery",
+    { secret: true },
+  ),
+  ALERT_WEBHOOK_FORMAT: envVar(
+    z.enum(["json", "text"]).default("json"),
+    "json: {event, message, at}; text: the message line as text/plain (ntfy, Gotify)",
+  ),
   TIMETABLE_SERVER: envVar(optionalString, "timetable server: a bare host (https is used) or an origin"),
   TIMETABLE_SCHOOL: envVar(optionalString, "school identifier for the timetable service"),
   TIMETABLE_USER: envVar(optionalString, "timetable user"),

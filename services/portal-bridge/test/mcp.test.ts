@@ -204,19 +204,27 @@ describe("MCP over Streamable HTTP", () => {
       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
     });
 
-  it("refuses new sessions at the cap, frees them on DELETE and after the idle timeout", async () => {
+  it("evicts the least recently used idle session at the cap (its client gets 404), frees on DELETE and idle", async () => {
     expect(h.built.sessions.size).toBe(0);
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await init();
       expect(res.status).toBe(200);
       ids.push(res.headers.get("mcp-session-id") as string);
+      await h.clock.advance(1000);
     }
     expect(h.built.sessions.size).toBe(3);
-    const refused = await init();
-    expect(refused.status).toBe(503);
-    expect(refused.headers.get("retry-after")).toBe("30");
-    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("too_many_sessions");
+    // The owner's first session is used again, so the second one is now the least recently used.
+    expect((await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, ids[0])).status).toBe(200);
+    const fourth = await init();
+    expect(fourth.status).toBe(200);
+    ids.push(fourth.headers.get("mcp-session-id") as string);
+    expect(h.built.sessions.size).toBe(3);
+    const evicted = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, ids[1]);
+    expect(evicted.status).toBe(404);
+    expect(((await evicted.json()) as { error: { code: string } }).error.code).toBe("session_not_found");
+    expect((await post({ jsonrpc: "2.0", id: 4, method: "tools/list" }, ids[0])).status).toBe(200);
+    expect(h.logs.text()).toContain("MCP session closed to make room");
 
     const del = await fetch(url, {
       method: "DELETE",
@@ -228,17 +236,26 @@ describe("MCP over Streamable HTTP", () => {
     });
     expect(del.status).toBe(200);
     expect(h.built.sessions.size).toBe(2);
-    const again = await init();
-    expect(again.status).toBe(200);
-    ids.push(again.headers.get("mcp-session-id") as string);
 
-    const list = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, ids[1]);
+    const list = await post({ jsonrpc: "2.0", id: 5, method: "tools/list" }, ids[2]);
     expect(list.status).toBe(200);
     await h.clock.advance(600_000 + 60_000);
     expect(h.built.sessions.size).toBe(0);
     // An expired session id gets 404 so the client knows to initialize again.
-    const gone = await post({ jsonrpc: "2.0", id: 3, method: "tools/list" }, ids[1]);
+    const gone = await post({ jsonrpc: "2.0", id: 6, method: "tools/list" }, ids[2]);
     expect(gone.status).toBe(404);
-    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe("session_not_found");
+  });
+
+  it("logs a completion line with status and latency for MCP requests, without the path", async () => {
+    const before = h.logs.lines.length;
+    expect((await post({ jsonrpc: "2.0", id: 8, method: "tools/list" })).status).toBe(200);
+    await new Promise((r) => setImmediate(r)); // the line is written on the response's close event
+    const line = h.logs.lines
+      .slice(before)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === "request completed" && l.mcp === "stateless");
+    expect(line).toMatchObject({ res: { statusCode: 200 }, method: "POST" });
+    expect(typeof line?.responseTime).toBe("number");
+    expect(JSON.stringify(line)).not.toContain("/mcp");
   });
 });

@@ -122,15 +122,38 @@ describe("timetable tools", () => {
     for (const n of ["get_schedule", "list_homework", "list_exams", "get_messages_of_day"])
       expect(names).toContain(n);
     const r = await client.callTool({ name: "get_schedule", arguments: {} });
-    const s = r.structuredContent as { start_date: string; periods: Record<string, unknown>[] };
+    const s = r.structuredContent as {
+      start_date: string;
+      student: unknown;
+      periods: Record<string, unknown>[];
+    };
     expect(s.start_date).toBe("2026-11-23");
-    expect(s.periods.map((p) => [p.subject, p.cancelled, p.substitution, p.room_change])).toEqual([
-      ["Ma", false, true, false],
-      ["Bi", false, false, true],
-      ["Ma", true, false, false],
+    expect(s.student).toBeNull(); // a student account reads itself and is not named
+    expect(s.periods.map((p) => [p.lesson, p.subject, p.cancelled, p.substitution, p.room_change])).toEqual([
+      [1, "Mathematics", false, true, false],
+      [2, "Biology", false, false, true],
+      [3, "English", true, false, false],
+      [4, "Mathematics", false, false, false],
     ]);
-    expect(s.periods[1]).toMatchObject({ rooms: ["R202"], teachers: ["SMI"], classes: ["9b"] });
-    expect(textOf(r)).toContain("CANCELLED");
+    expect(s.periods[0]).toMatchObject({
+      date: "2026-11-23",
+      weekday: "Monday",
+      start: "08:00",
+      end: "08:45",
+      teachers: ["Jo Jones"],
+      original_teachers: ["Sam Smith"],
+      subject_code: "Ma",
+    });
+    expect(s.periods[1]).toMatchObject({
+      rooms: ["Lab 202"],
+      original_rooms: ["Room 101"],
+      classes: ["Class 9b"],
+    });
+    const text = textOf(r);
+    expect(text).toContain("Mon 2026-11-23:");
+    expect(text).toContain("3. 09:50–10:35 English Room 101 Sam Smith [CANCELLED; Teacher ill]");
+    expect(text).toContain("teacher Sam Smith → Jo Jones");
+    expect(text).toContain("room Room 101 → Lab 202");
     await close();
   });
 
@@ -138,26 +161,48 @@ describe("timetable tools", () => {
     const { client, close } = await mcpClient(`${h.url}/mcp`);
     const hw = await client.callTool({ name: "list_homework", arguments: {} });
     expect(hw.structuredContent).toMatchObject({
-      items: [{ kind: "homework", title: "Exercise 4", subject: "Ma" }],
+      items: [
+        {
+          kind: "homework",
+          title: "Exercise 4",
+          subject: "Mathematics",
+          date: "2026-11-25",
+          weekday: "Wednesday",
+          completed: false,
+        },
+      ],
     });
+    expect(textOf(hw)).toContain("Wed 2026-11-25 homework Mathematics: Exercise 4");
     const ex = await client.callTool({ name: "list_exams", arguments: {} });
     expect(ex.structuredContent).toMatchObject({
-      items: [{ kind: "exam", title: "Cells test", subject: "Bi" }],
+      items: [
+        {
+          kind: "exam",
+          title: "Klassenarbeit: Cells test",
+          subject: "Biology",
+          time: "08:00",
+          end_time: "09:30",
+        },
+      ],
     });
     const dl = await client.callTool({ name: "upcoming_deadlines", arguments: { days: 3, limit: 5 } });
     const items = (dl.structuredContent as { items: { kind: string; date: string }[] }).items;
-    expect(items.map((i) => [i.kind, i.date.slice(0, 10)])).toEqual([
+    expect(items.map((i) => [i.kind, i.date])).toEqual([
       ["task", "2026-11-23"],
-      ["task", "2026-11-24"],
       ["exam", "2026-11-24"],
+      ["task", "2026-11-24"],
       ["homework", "2026-11-25"],
       ["task", "2026-11-25"],
     ]);
     expect((dl.structuredContent as { truncated: boolean }).truncated).toBe(true);
     const mod = await client.callTool({ name: "get_messages_of_day", arguments: {} });
     expect(mod.structuredContent).toMatchObject({
-      messages: [{ subject: "Snow", text: "School opens at 10." }],
+      date: "2026-11-23",
+      messages: [
+        { subject: "Snow", text: "School opens at 10 on 2026-11-23.", attachments: ["snow-plan.pdf"] },
+      ],
     });
+    expect(textOf(mod)).toContain("School opens at 10");
     const bad = await client.callTool({
       name: "list_exams",
       arguments: { from: "2026-12-01", to: "2026-11-01" },

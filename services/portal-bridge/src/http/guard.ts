@@ -69,17 +69,22 @@ export class Guard {
     return this.hosts.has(name);
   }
 
-  /** Throws 401 (missing/wrong) or 403 (connector token on /api). */
-  authenticate(req: FastifyRequest, scope: Scope): void {
+  /**
+   * Throws 401 (missing/wrong) or 403 (connector token on /api). Returns which credential
+   * matched ("auth", "connector", or "open" when no secret is configured); the MCP session
+   * registry caps sessions per credential with it.
+   */
+  authenticate(req: FastifyRequest, scope: Scope): "auth" | "connector" | "open" {
     const presented = presentedCredentials(req.headers);
     const { authToken, connectorToken } = this.opts;
     // Compare against both slots on every request so timing does not depend on the scope.
     const idx = matchSecret(presented, [authToken, connectorToken]);
+    const label = idx === 0 ? "auth" : idx === 1 ? "connector" : "open";
     if (scope === "mcp") {
-      if (this.mcpOpen || idx !== -1) return;
+      if (this.mcpOpen || idx !== -1) return label;
       throw unauthorizedError();
     }
-    if (this.apiOpen || idx === 0) return;
+    if (this.apiOpen || idx === 0) return label;
     if (idx === 1) throw forbidden("This secret is accepted on /mcp only.", "forbidden");
     throw unauthorizedError();
   }

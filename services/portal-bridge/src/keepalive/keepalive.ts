@@ -44,8 +44,13 @@ export interface KeepAliveOptions {
   currentToken: () => string | null;
 }
 
+/** Why the keep-alive is stopped: the upstream said 401, or there is nothing to keep alive. */
+export type StopCause = "upstream_401" | "not_configured" | "no_token";
+
 export class KeepAlive {
   private state: KeepAliveState;
+  private stopCause: StopCause | null = null;
+  private readonly listeners: (() => void)[] = [];
   private generation = 0;
   private timer: TimerHandle | null = null;
   private nextAt: number | null = null;
@@ -70,16 +75,33 @@ export class KeepAlive {
     this.cancelTimer();
     this.generation += 1;
     if (!this.opts.portal.configured) {
-      this.stop("the portal is not configured (PORTAL_BASE_URL)");
+      this.stop("the portal is not configured (PORTAL_BASE_URL)", "not_configured");
       return;
     }
     if (!this.opts.currentToken()) {
-      this.stop("no token; paste one at /token");
+      this.stop("no token; paste one at /token", "no_token");
       return;
     }
-    this.state = "running";
     this.stoppedReason = null;
+    this.stopCause = null;
+    this.setState("running");
     this.ping(this.generation);
+  }
+
+  /** Called after every state change (alerts listen). */
+  onChange(fn: () => void): void {
+    this.listeners.push(fn);
+  }
+
+  /** Why it is stopped (null unless state is "stopped"). */
+  get cause(): StopCause | null {
+    return this.state === "stopped" ? this.stopCause : null;
+  }
+
+  private setState(next: KeepAliveState): void {
+    if (next === this.state) return;
+    this.state = next;
+    for (const fn of this.listeners) fn();
   }
 
   /** A token replacement was accepted: restart the cycle with it. */
@@ -147,7 +169,7 @@ export class KeepAlive {
     this.lastBudgetS = budgetS;
     this.lastOkAt = this.opts.clock.now();
     this.lastError = null;
-    this.state = "running";
+    this.setState("running");
     this.opts.logger.info(
       { budget_s: budgetS, budget_min: Math.floor(budgetS / 60), generation: gen },
       `keep-alive ok: upstream session budget ${budgetS} s (${Math.floor(budgetS / 60)} min) left`,
@@ -164,7 +186,7 @@ export class KeepAlive {
     }
     this.lastError = e.message;
     if (e.isTransient) {
-      this.state = "retrying";
+      this.setState("retrying");
       this.opts.logger.warn(
         { generation: gen, retry_in_s: RETRY_DELAY_MS / 1000, cause: e.kind },
         `keep-alive failed (${e.message}); retrying in ${RETRY_DELAY_MS / 60_000} minutes`,
@@ -174,7 +196,7 @@ export class KeepAlive {
     }
     // Not a 401 and not transient (an odd 4xx, a broken body): retrying later is still the
     // best chance of keeping the entry, because only a 401 proves it is gone.
-    this.state = "retrying";
+    this.setState("retrying");
     this.opts.logger.warn(
       { generation: gen, retry_in_s: RETRY_DELAY_MS / 1000, cause: e.kind },
       `keep-alive got an unexpected answer (${e.message}); retrying in 5 minutes`,
@@ -188,19 +210,22 @@ export class KeepAlive {
         ? "upstream session expired due to inactivity (401)"
         : "upstream rejected the token (401)";
     this.lastError = e.message;
-    this.stop(reason);
+    this.stop(reason, "upstream_401");
     this.opts.logger.error(
       { keepalive: "stopped" },
       `keep-alive stopped for good: ${reason}. Retrying cannot revive a deleted session: log in to the portal in a browser, copy the jwt cookie and paste it at /token (PUT /api/token).`,
     );
   }
 
-  private stop(reason: string): void {
+  private stop(reason: string, cause: StopCause): void {
     this.generation += 1;
     this.cancelTimer();
     this.nextAt = null;
-    this.state = "stopped";
     this.stoppedReason = reason;
+    this.stopCause = cause;
+    this.state = "stopped";
+    // Listeners re-evaluate idempotently, so a stop with a new cause is announced too.
+    for (const fn of this.listeners) fn();
   }
 
   private schedule(gen: number, ms: number): void {

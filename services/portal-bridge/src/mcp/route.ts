@@ -20,10 +20,44 @@ export interface McpHandlerDeps {
   logger: Logger;
 }
 
+/**
+ * The credential a request authenticated with, set by the route's auth hook ("auth",
+ * "connector", "path", or an OAuth client's own id): the session registry caps sessions per
+ * credential with it. Unset counts as "default".
+ */
+const credentials = new WeakMap<FastifyRequest, string>();
+export function setCredential(req: FastifyRequest, credential: string): void {
+  credentials.set(req, credential);
+}
+
+/**
+ * Stateless calls reuse idle servers: building a server registers every tool again (schemas and
+ * all), which costs more than the call itself. A server serves one request at a time; after
+ * the answer it is closed (which detaches its transport) and parked for the next call.
+ */
+const POOL_MAX = 16;
+
+export class ServerPool {
+  private readonly idle: McpServer[] = [];
+  constructor(private readonly make: () => McpServer) {}
+  take(): McpServer {
+    return this.idle.pop() ?? this.make();
+  }
+  async release(server: McpServer): Promise<void> {
+    try {
+      await server.close();
+    } catch {
+      return; // a server that failed to close is dropped
+    }
+    if (this.idle.length < POOL_MAX) this.idle.push(server);
+  }
+}
+
 const isInit = (body: unknown): boolean =>
   Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 
 export function mcpHandler(deps: McpHandlerDeps) {
+  const pool = new ServerPool(deps.makeServer);
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const sid = req.headers["mcp-session-id"];
     if (typeof sid === "string" && sid !== "") {
@@ -37,7 +71,7 @@ export function mcpHandler(deps: McpHandlerDeps) {
       return serve(req, reply, session);
     }
     if (req.method === "POST" && isInit(req.body)) {
-      const session = await deps.sessions.create();
+      const session = await deps.sessions.create(credentials.get(req) ?? "default");
       try {
         await serve(req, reply, session);
       } finally {
@@ -45,7 +79,7 @@ export function mcpHandler(deps: McpHandlerDeps) {
       }
       return;
     }
-    if (req.method === "POST") return serveStateless(req, reply, deps);
+    if (req.method === "POST") return serveStateless(req, reply, pool);
     throw new AppError(
       400,
       "session_required",
@@ -59,6 +93,7 @@ async function serve(req: FastifyRequest, reply: FastifyReply, session: Session)
   reply.raw.once("close", () => {
     session.active -= 1;
   });
+  logCompletion(req, reply, "session");
   reply.hijack();
   await handleHijacked(req, reply, () => session.transport.handleRequest(req.raw, reply.raw, req.body));
 }
@@ -80,16 +115,37 @@ async function handleHijacked(
   }
 }
 
-async function serveStateless(req: FastifyRequest, reply: FastifyReply, deps: McpHandlerDeps): Promise<void> {
-  const server = deps.makeServer();
+async function serveStateless(req: FastifyRequest, reply: FastifyReply, pool: ServerPool): Promise<void> {
+  const server = pool.take();
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,
   });
   reply.raw.once("close", () => {
-    void server.close().catch(() => undefined);
+    void pool.release(server);
   });
   await server.connect(transport);
+  logCompletion(req, reply, "stateless");
   reply.hijack();
   await handleHijacked(req, reply, () => transport.handleRequest(req.raw, reply.raw, req.body));
+}
+
+/**
+ * Fastify logs no completion line for a hijacked reply; this one says the same (status and
+ * latency) and, like every bridge log line, no path, token or query string.
+ */
+function logCompletion(req: FastifyRequest, reply: FastifyReply, mcp: "session" | "stateless"): void {
+  const t0 = performance.now();
+  reply.raw.once("close", () => {
+    req.log.info(
+      {
+        res: { statusCode: reply.raw.statusCode },
+        responseTime: Math.round((performance.now() - t0) * 10) / 10,
+        method: req.method,
+        mcp,
+        ...(reply.raw.writableFinished ? {} : { aborted: true }),
+      },
+      "request completed",
+    );
+  });
 }

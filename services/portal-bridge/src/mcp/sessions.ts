@@ -6,14 +6,20 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 
 /**
- * Stateful MCP sessions: a bounded map (cap + idle expiry on the injected clock). At the cap a
- * new session is refused with 503 and Retry-After rather than evicting someone else's.
+ * Stateful MCP sessions: a bounded map (cap + idle expiry on the injected clock). Clients that
+ * never close their sessions must not lock the owner out, so at a cap the least recently used
+ * idle session is closed to make room (its client gets the protocol's 404 on its next request
+ * and re-initializes). Two caps: all sessions (MCP_MAX_SESSIONS) and the sessions of one
+ * credential (MCP_MAX_SESSIONS_PER_CREDENTIAL), where a credential only ever evicts its own.
+ * Only when every session at the cap has a request in flight is a new one refused with 503.
  */
 export interface Session {
   id: string | null;
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastUsed: number;
+  /** Which credential opened it (see /work/coord/bridge.md): "auth", "connector", "path", … */
+  credential: string;
   /** Requests (including a listening GET stream) still open; such a session is not idle. */
   active: number;
 }
@@ -22,6 +28,8 @@ export interface SessionStoreOptions {
   clock: Clock;
   logger: Logger;
   maxSessions: number;
+  /** Cap per credential; default maxSessions. */
+  maxPerCredential?: number;
   idleMs: number;
   makeServer: () => McpServer;
 }
@@ -36,8 +44,60 @@ export class SessionStore {
     this.sweeper = opts.clock.setInterval(() => this.sweep(), Math.min(opts.idleMs, 60_000));
   }
 
+  /** Open sessions (metrics read this). */
   get size(): number {
     return this.sessions.size;
+  }
+
+  /** Open sessions of one credential. */
+  countFor(credential: string): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (s.credential === credential) n += 1;
+    return n;
+  }
+
+  /** The least recently used session with no request in flight, optionally of one credential. */
+  private lruIdle(credential?: string): Session | undefined {
+    let best: Session | undefined;
+    for (const s of this.sessions.values())
+      if (s.active === 0 && (credential === undefined || s.credential === credential))
+        if (!best || s.lastUsed < best.lastUsed) best = s;
+    return best;
+  }
+
+  private full(): AppError {
+    return new AppError(
+      503,
+      "too_many_sessions",
+      "Every MCP session of the bridge is busy; try again shortly.",
+      { retry_after_s: 5 },
+      { "retry-after": "5" },
+    );
+  }
+
+  /** Make room for one more session of `credential`, evicting LRU idle sessions. */
+  private makeRoom(credential: string): void {
+    const perCred = this.opts.maxPerCredential ?? this.opts.maxSessions;
+    while (this.countFor(credential) >= perCred) {
+      const victim = this.lruIdle(credential);
+      if (!victim) throw this.full();
+      this.evict(victim, "its credential reached MCP_MAX_SESSIONS_PER_CREDENTIAL");
+    }
+    while (this.sessions.size + this.pending >= this.opts.maxSessions) {
+      const victim = this.lruIdle();
+      if (!victim) throw this.full();
+      this.evict(victim, "the bridge reached MCP_MAX_SESSIONS");
+    }
+  }
+
+  private evict(s: Session, why: string): void {
+    this.opts.logger.info(
+      { credential: s.credential, idle_s: Math.round((this.opts.clock.now() - s.lastUsed) / 1000) },
+      `MCP session closed to make room: ${why}; the least recently used idle one goes`,
+    );
+    // Removed from the map at once, so its next request gets 404 and the client re-initializes.
+    if (s.id) this.sessions.delete(s.id);
+    void this.closeSession(s);
   }
 
   get(id: string): Session | undefined {
@@ -46,16 +106,9 @@ export class SessionStore {
     return s;
   }
 
-  /** A new session for an initialize request; throws 503 at the cap. */
-  async create(): Promise<Session> {
-    if (this.sessions.size + this.pending >= this.opts.maxSessions)
-      throw new AppError(
-        503,
-        "too_many_sessions",
-        "The bridge has reached its MCP session limit; try again later or close an unused session.",
-        { retry_after_s: 30 },
-        { "retry-after": "30" },
-      );
+  /** A new session for an initialize request; evicts LRU idle sessions at a cap. */
+  async create(credential = "default"): Promise<Session> {
+    this.makeRoom(credential);
     this.pending += 1;
     const server = this.opts.makeServer();
     const session: Session = {
@@ -63,6 +116,7 @@ export class SessionStore {
       transport: undefined as never,
       server,
       lastUsed: this.opts.clock.now(),
+      credential,
       active: 0,
     };
     let settled = false;

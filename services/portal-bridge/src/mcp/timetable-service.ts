@@ -1,9 +1,14 @@
 import type { Clock } from "@app/kit/clock";
 import type { TimetableClient } from "../upstream/timetable.js";
+import { ToolInputError } from "./format.js";
+import { type LocalStamp, untisDate, untisDateTime, untisTime, weekdayOf } from "./time.js";
 
 /**
- * Timetable reads shaped for the tools: the user's element (who "me" is) and master data (names
- * of subjects, rooms, teachers, classes) come from getUserData2017 and are cached briefly.
+ * Timetable reads shaped for the tools. Who is read comes from getUserData2017: a student
+ * account reads itself; a parent account (`userData.elemType` LEGAL_GUARDIAN) reads one of
+ * `userData.children`, each as `type: "STUDENT"` with the child's id. Master data (names of
+ * subjects, rooms, teachers, classes, the time grid) comes from the same call and from
+ * getTimetable2017 answers, and is cached briefly.
  */
 const USERDATA_TTL_MS = 60 * 60_000;
 
@@ -11,11 +16,39 @@ interface Named {
   id: number;
   name?: string;
   longName?: string;
+  firstName?: string;
+  lastName?: string;
+}
+
+interface TimeGridUnit {
+  label?: string;
+  startTime?: unknown;
+  endTime?: unknown;
+}
+
+interface MasterData {
+  subjects?: Named[];
+  rooms?: Named[];
+  teachers?: Named[];
+  klassen?: Named[];
+  timeGrid?: { days?: { day?: string; units?: TimeGridUnit[] }[] };
+}
+
+export interface Child {
+  id: number;
+  first_name: string;
+  last_name: string;
 }
 
 export interface UserData2017 {
-  userData?: { elemType?: string; elemId?: number; displayName?: string; schoolName?: string };
-  masterData?: { subjects?: Named[]; rooms?: Named[]; teachers?: Named[]; klassen?: Named[] };
+  userData?: {
+    elemType?: string;
+    elemId?: number;
+    displayName?: string;
+    schoolName?: string;
+    children?: { id?: number; firstName?: string; lastName?: string }[];
+  };
+  masterData?: MasterData;
 }
 
 interface PeriodElement {
@@ -26,6 +59,7 @@ interface PeriodElement {
 
 interface Period {
   id?: number;
+  lessonId?: number;
   startDateTime?: string;
   endDateTime?: string;
   elements?: PeriodElement[];
@@ -34,28 +68,51 @@ interface Period {
 }
 
 export interface ScheduleEntry {
+  date: string;
+  weekday: string;
+  /** Lesson number of the school's time grid (1 = first lesson), null when unknown. */
+  lesson: number | null;
   start: string;
   end: string;
   subject: string | null;
+  subject_code: string | null;
   teachers: string[];
   rooms: string[];
   classes: string[];
+  /** What the period had before a change (teachers/rooms replaced), empty when unchanged. */
+  original_teachers: string[];
+  original_rooms: string[];
   cancelled: boolean;
   substitution: boolean;
   room_change: boolean;
+  lesson_text: string | null;
   info: string | null;
 }
 
 export interface DatedItem {
   kind: "task" | "homework" | "exam";
+  /** Local YYYY-MM-DD the item is due / takes place. */
   date: string;
+  weekday: string;
+  /** Local HH:MM, null when only a date is known. */
+  time: string | null;
+  end_time: string | null;
   title: string;
   subject: string | null;
   detail: string | null;
+  /** Homework and tasks: whether it is marked done; null when the source does not say. */
+  completed: boolean | null;
 }
 
-/** YYYY-MM-DD of epoch ms (UTC). */
-export const ymd = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+/** The element a timetable call reads, with the child's name for parent accounts. */
+export interface Target {
+  id: number;
+  type: string;
+  /** The child's first name (parent accounts) or the account's display name. */
+  name: string;
+}
+
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
 export class TimetableService {
   private cache: { at: number; value: UserData2017 } | null = null;
@@ -63,6 +120,8 @@ export class TimetableService {
   constructor(
     private readonly client: TimetableClient,
     private readonly clock: Clock,
+    /** TIMETABLE_STUDENT: the child read when none is named. */
+    private readonly presetStudent: string | undefined = undefined,
   ) {}
 
   async userData(fresh = false): Promise<Record<string, unknown>> {
@@ -82,106 +141,259 @@ export class TimetableService {
     return this.cache.value;
   }
 
-  private async element(): Promise<{
-    id: number;
-    type: string;
-    names: (type: string, id: number) => string | null;
-  }> {
+  /** Parent accounts: their children; student accounts: an empty list. */
+  async children(): Promise<Child[]> {
     const d = await this.loadUserData();
+    return childrenOf(d);
+  }
+
+  async isParent(): Promise<boolean> {
+    const d = await this.loadUserData();
+    return isParentAccount(d);
+  }
+
+  /**
+   * Whose timetable a call reads. `student` is a first name, "first last" or an id; without
+   * it a parent account reads TIMETABLE_STUDENT, else its only child, else it is an error
+   * that lists the children.
+   */
+  async target(student?: string): Promise<Target> {
+    const d = await this.loadUserData();
+    const u = d.userData ?? {};
+    if (!isParentAccount(d)) {
+      const own: Target = { id: u.elemId ?? 0, type: u.elemType ?? "STUDENT", name: u.displayName ?? "" };
+      if (student !== undefined && student.trim() !== "" && !matches(student, own.id, own.name, ""))
+        throw new ToolInputError(
+          `This timetable account belongs to ${own.name || "one student"} and can read only that timetable; leave out student.`,
+        );
+      return own;
+    }
+    const kids = childrenOf(d);
+    const list = kids.map((c) => `${c.first_name} ${c.last_name} (id ${c.id})`.trim()).join(", ");
+    if (kids.length === 0)
+      throw new ToolInputError("This parent account has no children linked in the timetable service.");
+    const wanted = student?.trim() || this.presetStudent;
+    if (wanted) {
+      const hits = kids.filter((c) => matches(wanted, c.id, c.first_name, c.last_name));
+      if (hits.length === 1 && hits[0]) return toTarget(hits[0]);
+      throw new ToolInputError(
+        `${hits.length === 0 ? "No child matches" : "Several children match"} "${wanted}". Children of this account: ${list}. Pass student with a first name or id.`,
+      );
+    }
+    if (kids.length === 1 && kids[0]) return toTarget(kids[0]);
+    throw new ToolInputError(
+      `This parent account has several children: ${list}. Pass student with a first name or id (or set TIMETABLE_STUDENT).`,
+    );
+  }
+
+  private async lookups(extra?: MasterData) {
+    const d = await this.loadUserData();
+    const md = d.masterData ?? {};
+    const merge = (k: keyof Omit<MasterData, "timeGrid">) => [...(extra?.[k] ?? []), ...(md[k] ?? [])];
     const lists: Record<string, Named[]> = {
-      SUBJECT: d.masterData?.subjects ?? [],
-      ROOM: d.masterData?.rooms ?? [],
-      TEACHER: d.masterData?.teachers ?? [],
-      CLASS: d.masterData?.klassen ?? [],
+      SUBJECT: merge("subjects"),
+      ROOM: merge("rooms"),
+      TEACHER: merge("teachers"),
+      CLASS: merge("klassen"),
     };
-    const names = (type: string, id: number) => {
-      const hit = lists[type]?.find((x) => x.id === id);
-      return hit ? (hit.name ?? hit.longName ?? String(id)) : null;
+    const find = (type: string, id: number) => lists[type]?.find((x) => x.id === id);
+    /** Long names over codes: "Mathematics", a teacher's surname, a room's long name. */
+    const long = (type: string, id: number): string | null => {
+      const hit = find(type, id);
+      if (!hit) return null;
+      if (type === "TEACHER" && hit.lastName)
+        return `${hit.firstName ? `${hit.firstName} ` : ""}${hit.lastName}`;
+      return hit.longName || hit.name || String(id);
     };
-    return { id: d.userData?.elemId ?? 0, type: d.userData?.elemType ?? "STUDENT", names };
+    const short = (type: string, id: number): string | null => find(type, id)?.name ?? null;
+    const grid = extra?.timeGrid?.days?.length ? extra.timeGrid : md.timeGrid;
+    const units = (grid?.days?.[0]?.units ?? [])
+      .map((u, i) => ({ n: Number.parseInt(str(u.label), 10) || i + 1, start: untisTime(u.startTime) }))
+      .filter((u) => u.start !== null);
+    return { long, short, units };
   }
 
-  async schedule(startDate: string, endDate: string): Promise<ScheduleEntry[]> {
-    const el = await this.element();
-    const r = await this.client.call<{ timetable?: { periods?: Period[] } }>("getTimetable2017", {
-      id: el.id,
-      type: el.type,
-      startDate,
-      endDate,
-      masterDataTimestamp: 0,
-      timetableTimestamp: 0,
-      timetableTimestamps: [],
+  async schedule(target: Target, startDate: string, endDate: string): Promise<ScheduleEntry[]> {
+    const r = await this.client.call<{ timetable?: { periods?: Period[] }; masterData?: MasterData }>(
+      "getTimetable2017",
+      {
+        id: target.id,
+        type: target.type,
+        startDate,
+        endDate,
+        masterDataTimestamp: 0,
+        timetableTimestamp: 0,
+        timetableTimestamps: [],
+      },
+    );
+    const { long, short, units } = await this.lookups(r?.masterData);
+    const entries = (r?.timetable?.periods ?? []).map((p) => {
+      const els = p.elements ?? [];
+      const names = (type: string, pick: (e: PeriodElement) => number | undefined) =>
+        els
+          .filter((e) => e.type === type)
+          .map(pick)
+          .filter((id): id is number => typeof id === "number" && id !== 0)
+          .map((id) => long(type, id) ?? String(id));
+      const current = (type: string) => names(type, (e) => e.id);
+      // orgId is the original element when a period was changed (public clients agree).
+      const original = (type: string) =>
+        names(type, (e) =>
+          e.orgId !== undefined && e.orgId !== 0 && e.orgId !== e.id ? e.orgId : undefined,
+        );
+      const is = p.is ?? [];
+      const start = untisDateTime(p.startDateTime);
+      const end = untisDateTime(p.endDateTime);
+      const subjectEl = els.find((e) => e.type === "SUBJECT");
+      const origTeachers = original("TEACHER");
+      const origRooms = original("ROOM");
+      const text = (v: unknown) => (str(v).trim() === "" ? null : str(v).trim());
+      return {
+        date: start?.date ?? "",
+        weekday: start?.weekday ?? "",
+        lesson: null as number | null,
+        start: start?.time ?? "",
+        end: end?.time ?? "",
+        subject: subjectEl?.id ? (long("SUBJECT", subjectEl.id) ?? String(subjectEl.id)) : null,
+        subject_code: subjectEl?.id ? short("SUBJECT", subjectEl.id) : null,
+        teachers: current("TEACHER"),
+        rooms: current("ROOM"),
+        classes: current("CLASS"),
+        original_teachers: origTeachers,
+        original_rooms: origRooms,
+        cancelled: is.includes("CANCELLED"),
+        substitution: is.includes("SUBSTITUTION") || is.includes("IRREGULAR") || origTeachers.length > 0,
+        room_change: is.includes("ROOMSUBSTITUTION") || origRooms.length > 0,
+        lesson_text: text(p.text?.lesson),
+        info: [text(p.text?.substitution), text(p.text?.info)].filter(Boolean).join(" – ") || null,
+      } satisfies ScheduleEntry;
     });
-    const periods = r?.timetable?.periods ?? [];
-    return periods
-      .map((p) => {
-        const els = p.elements ?? [];
-        const of = (type: string) =>
-          els.filter((e) => e.type === type).map((e) => el.names(type, e.id ?? 0) ?? String(e.id ?? ""));
-        const changed = (type: string) =>
-          els.some((e) => e.type === type && e.orgId !== undefined && e.orgId !== 0 && e.orgId !== e.id);
-        const is = p.is ?? [];
-        const subject = of("SUBJECT")[0] ?? null;
-        const info = [p.text?.substitution, p.text?.info].filter(Boolean).join(" ").trim();
-        return {
-          start: p.startDateTime ?? "",
-          end: p.endDateTime ?? "",
-          subject,
-          teachers: of("TEACHER"),
-          rooms: of("ROOM"),
-          classes: of("CLASS"),
-          cancelled: is.includes("CANCELLED"),
-          substitution: is.includes("SUBSTITUTION") || is.includes("IRREGULAR") || changed("TEACHER"),
-          room_change: is.includes("ROOMSUBSTITUTION") || changed("ROOM"),
-          info: info === "" ? null : info,
-        };
-      })
-      .sort((a, b) => a.start.localeCompare(b.start));
+    entries.sort((a, b) => (a.date + a.start).localeCompare(b.date + b.start));
+    // Lesson numbers: the time grid's unit that starts then; without a grid, the order of the
+    // day's distinct start times.
+    const starts = new Map<string, string[]>();
+    for (const e of entries) {
+      const list = starts.get(e.date) ?? [];
+      if (!list.includes(e.start)) list.push(e.start);
+      starts.set(e.date, list);
+    }
+    for (const e of entries) {
+      const unit = units.find((u) => u.start === e.start);
+      const idx = starts.get(e.date)?.indexOf(e.start) ?? -1;
+      e.lesson = unit ? unit.n : units.length === 0 && idx >= 0 ? idx + 1 : null;
+    }
+    return entries;
   }
 
-  async homework(startDate: string, endDate: string): Promise<DatedItem[]> {
-    const el = await this.element();
+  async homework(target: Target, startDate: string, endDate: string): Promise<DatedItem[]> {
     const r = await this.client.call<{
-      homeWorks?: { id?: number; lessonId?: number; endDate?: string; text?: string; completed?: boolean }[];
-      lessons?: { id?: number; subject?: string }[];
-    }>("getHomeWork2017", { id: el.id, type: el.type, startDate, endDate });
-    const lessons = new Map((r?.lessons ?? []).map((l) => [l.id, l.subject ?? null]));
-    return (r?.homeWorks ?? []).map((h) => ({
-      kind: "homework" as const,
-      date: h.endDate ?? "",
-      title: (h.text ?? "").trim() || "Homework",
-      subject: lessons.get(h.lessonId) ?? null,
-      detail: h.completed ? "completed" : null,
-    }));
+      homeWorks?: {
+        id?: number;
+        lessonId?: number;
+        startDate?: unknown;
+        endDate?: unknown;
+        text?: string;
+        remark?: unknown;
+        completed?: boolean;
+      }[];
+      lessonsById?: Record<
+        string,
+        { id?: number; subjectId?: number; subject?: string; lessonType?: string }
+      >;
+    }>("getHomeWork2017", { id: target.id, type: target.type, startDate, endDate });
+    const { long } = await this.lookups();
+    const lessons = r?.lessonsById ?? {};
+    return (r?.homeWorks ?? []).map((h) => {
+      const lesson = lessons[String(h.lessonId)];
+      const subject =
+        (lesson?.subjectId ? long("SUBJECT", lesson.subjectId) : null) ?? (lesson?.subject || null);
+      const due = untisDate(h.endDate) ?? "";
+      const assigned = untisDate(h.startDate);
+      const remark = typeof h.remark === "string" && h.remark.trim() ? h.remark.trim() : null;
+      return {
+        kind: "homework" as const,
+        date: due,
+        weekday: due ? weekdayOf(due) : "",
+        time: null,
+        end_time: null,
+        title: (h.text ?? "").trim() || "Homework",
+        subject,
+        detail: [assigned ? `given ${assigned}` : null, remark].filter(Boolean).join("; ") || null,
+        completed: typeof h.completed === "boolean" ? h.completed : null,
+      };
+    });
   }
 
-  async exams(startDate: string, endDate: string): Promise<DatedItem[]> {
-    const el = await this.element();
+  async exams(target: Target, startDate: string, endDate: string): Promise<DatedItem[]> {
     const r = await this.client.call<{
       exams?: {
         startDateTime?: string;
+        endDateTime?: string;
         name?: string;
         examType?: string;
         subjectId?: number;
+        roomIds?: number[];
         text?: string;
       }[];
-    }>("getExams2017", { id: el.id, type: el.type, startDate, endDate });
-    return (r?.exams ?? []).map((x) => ({
-      kind: "exam" as const,
-      date: x.startDateTime ?? "",
-      title: x.name || x.examType || "Exam",
-      subject: x.subjectId !== undefined ? el.names("SUBJECT", x.subjectId) : null,
-      detail: x.text || null,
-    }));
+    }>("getExams2017", { id: target.id, type: target.type, startDate, endDate });
+    const { long } = await this.lookups();
+    return (r?.exams ?? []).map((x) => {
+      const start: LocalStamp | null = untisDateTime(x.startDateTime);
+      const end = untisDateTime(x.endDateTime);
+      const rooms = (x.roomIds ?? []).map((id) => long("ROOM", id) ?? String(id));
+      const topic = (x.text ?? "").trim();
+      return {
+        kind: "exam" as const,
+        date: start?.date ?? "",
+        weekday: start?.weekday ?? "",
+        time: start?.time ?? null,
+        end_time: end?.time ?? null,
+        title: [x.examType, x.name].filter((s) => s?.trim()).join(": ") || "Exam",
+        subject: x.subjectId !== undefined ? long("SUBJECT", x.subjectId) : null,
+        detail:
+          [topic ? `topic: ${topic}` : null, rooms.length ? `room ${rooms.join("/")}` : null]
+            .filter(Boolean)
+            .join("; ") || null,
+        completed: null,
+      };
+    });
   }
 
-  async messagesOfDay(date: string): Promise<{ subject: string; body: string }[]> {
+  /** getMessagesOfDay2017 answers `{messages: [{id, subject, body, attachments}]}`. */
+  async messagesOfDay(date: string): Promise<{ subject: string; body: string; attachments: string[] }[]> {
     const r = await this.client.call<{
-      messageOfDayCollection?: { messages?: { subject?: string; body?: string }[] };
+      messages?: { subject?: string; body?: string; attachments?: unknown[] }[];
     }>("getMessagesOfDay2017", { date });
-    return (r?.messageOfDayCollection?.messages ?? []).map((m) => ({
+    return (r?.messages ?? []).map((m) => ({
       subject: m.subject ?? "",
       body: m.body ?? "",
+      attachments: (m.attachments ?? [])
+        .map((a) =>
+          typeof a === "string"
+            ? a
+            : str((a as { name?: unknown })?.name) || str((a as { url?: unknown })?.url),
+        )
+        .filter((a) => a !== ""),
     }));
   }
+}
+
+function isParentAccount(d: UserData2017): boolean {
+  return d.userData?.elemType === "LEGAL_GUARDIAN" || (d.userData?.children?.length ?? 0) > 0;
+}
+
+function childrenOf(d: UserData2017): Child[] {
+  return (d.userData?.children ?? [])
+    .filter((c) => typeof c.id === "number")
+    .map((c) => ({ id: c.id as number, first_name: c.firstName ?? "", last_name: c.lastName ?? "" }));
+}
+
+const toTarget = (c: Child): Target => ({ id: c.id, type: "STUDENT", name: c.first_name || String(c.id) });
+
+function matches(wanted: string, id: number, first: string, last: string): boolean {
+  const w = wanted.trim().toLowerCase();
+  if (w === String(id)) return true;
+  const f = first.trim().toLowerCase();
+  const full = `${f} ${last.trim().toLowerCase()}`.trim();
+  return w === f || w === full || (f !== "" && full.startsWith(`${w} `)) || w === full.split(" ")[0];
 }

@@ -1,6 +1,8 @@
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { PortalError } from "../upstream/portal.js";
+import { TimetableError } from "../upstream/timetable.js";
 import {
   DEFAULT_LIMIT,
   decodeCursor,
@@ -9,30 +11,38 @@ import {
   MAX_LIMIT,
   ToolInputError,
 } from "./format.js";
-import { type DatedItem, type ScheduleEntry, ymd } from "./timetable-service.js";
+import { addDays, dayLabel, daysBetween, nextSchoolDay, schoolWeek } from "./time.js";
+import type { DatedItem, ScheduleEntry, Target } from "./timetable-service.js";
 import { type ToolContext, toolError } from "./tools.js";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
-const DAY = 86_400_000;
 const date = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, "must be YYYY-MM-DD")
   .refine((s) => !Number.isNaN(Date.parse(`${s}T00:00:00Z`)), "must be a real date");
 
+const studentInput = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .optional()
+  .describe("parent accounts: the child's first name or id (default: the only child, or TIMETABLE_STUDENT)");
+
 const dated = z.object({
   kind: z.enum(["task", "homework", "exam"]),
   date: z.string(),
+  weekday: z.string(),
+  time: z.string().nullable(),
+  end_time: z.string().nullable(),
   title: z.string(),
   subject: z.string().nullable(),
   detail: z.string().nullable(),
+  completed: z.boolean().nullable(),
 });
 
-/** Sort key: the portal sends full ISO times, the timetable "YYYY-MM-DDTHH:mmZ" or a bare date. */
-const timeOf = (d: string): number => {
-  const t = Date.parse(d);
-  return Number.isNaN(t) ? 0 : t;
-};
-const byDate = (a: DatedItem, b: DatedItem) => timeOf(a.date) - timeOf(b.date);
+const byDate = (a: DatedItem, b: DatedItem) =>
+  (a.date + (a.time ?? "")).localeCompare(b.date + (b.time ?? ""));
 
 const pageInput = {
   limit: z.number().int().min(1).max(MAX_LIMIT).default(DEFAULT_LIMIT),
@@ -40,41 +50,73 @@ const pageInput = {
 };
 
 const pagedOutput = {
+  student: z.string().nullable(),
+  from: z.string(),
+  to: z.string(),
   items: z.array(dated),
   total: z.number().int(),
   next_cursor: z.string().nullable(),
   truncated: z.boolean(),
 };
 
-/** Today if it is a weekday, else the coming Monday (UTC dates). */
-export function nextSchoolDay(nowMs: number): string {
-  const day = new Date(nowMs).getUTCDay();
-  const add = day === 6 ? 2 : day === 0 ? 1 : 0;
-  return ymd(nowMs + add * DAY);
-}
+const entrySchema = z.object({
+  date: z.string(),
+  weekday: z.string(),
+  lesson: z.number().int().nullable(),
+  start: z.string(),
+  end: z.string(),
+  subject: z.string().nullable(),
+  subject_code: z.string().nullable(),
+  teachers: z.array(z.string()),
+  rooms: z.array(z.string()),
+  classes: z.array(z.string()),
+  original_teachers: z.array(z.string()),
+  original_rooms: z.array(z.string()),
+  cancelled: z.boolean(),
+  substitution: z.boolean(),
+  room_change: z.boolean(),
+  lesson_text: z.string().nullable(),
+  info: z.string().nullable(),
+});
 
-function range(nowMs: number, from: string | undefined, to: string | undefined, defaultDays: number) {
-  const start = from ?? ymd(nowMs);
-  const end = to ?? ymd(Date.parse(`${start}T00:00:00Z`) + defaultDays * DAY);
+function range(today: string, from: string | undefined, to: string | undefined, defaultDays: number) {
+  const start = from ?? today;
+  const end = to ?? addDays(start, defaultDays);
   if (end < start) throw new ToolInputError("`to` must not be before `from`.");
-  if (Date.parse(`${end}T00:00:00Z`) - Date.parse(`${start}T00:00:00Z`) > 62 * DAY)
-    throw new ToolInputError("The range may span at most 62 days.");
+  if (daysBetween(start, end) > 62) throw new ToolInputError("The range may span at most 62 days.");
   return { start, end };
 }
 
-function page(items: DatedItem[], limit: number, cursor: string | undefined, label: string) {
+/** One line per dated item; everything a parent would ask about, nothing repeated. */
+export function itemLine(i: DatedItem): string {
+  const when = i.time
+    ? `${dayLabel(i.date)} ${i.time}${i.end_time ? `–${i.end_time}` : ""}`
+    : dayLabel(i.date);
+  const done =
+    i.completed === true ? " [done]" : i.completed === false && i.kind !== "exam" ? " [not done]" : "";
+  return `- ${when} ${i.kind}${i.subject ? ` ${i.subject}` : ""}: ${i.title}${i.detail ? ` (${i.detail})` : ""}${done}`;
+}
+
+function page(
+  items: DatedItem[],
+  limit: number,
+  cursor: string | undefined,
+  label: string,
+  meta: { student: string | null; from: string; to: string },
+) {
   const skip = decodeCursor(cursor);
   const slice = items.slice(skip, skip + limit);
   const next = skip + slice.length < items.length ? encodeCursor(skip + slice.length) : null;
-  const lines = slice.map(
-    (i) => `- ${i.date.slice(0, 16)} ${i.kind}: ${i.title}${i.subject ? ` (${i.subject})` : ""}`,
-  );
+  const who = meta.student ? ` for ${meta.student}` : "";
+  const span = `${dayLabel(meta.from)} to ${dayLabel(meta.to)}`;
   const head =
-    items.length === 0 ? `No ${label}.` : `${label} ${skip + 1}-${skip + slice.length} of ${items.length}:`;
+    items.length === 0
+      ? `No ${label}${who} from ${span}.`
+      : `${label[0]?.toUpperCase()}${label.slice(1)}${who}, ${span} (${skip + 1}-${skip + slice.length} of ${items.length}):`;
   return {
-    structured: { items: slice, total: items.length, next_cursor: next, truncated: next !== null },
+    structured: { ...meta, items: slice, total: items.length, next_cursor: next, truncated: next !== null },
     text:
-      [head, ...lines].join("\n") +
+      [head, ...slice.map(itemLine)].join("\n") +
       (next ? `\n(truncated: more ${label}; call again with cursor "${next}")` : ""),
   };
 }
@@ -91,68 +133,162 @@ async function run(
   }
 }
 
-const describeEntry = (e: ScheduleEntry) => {
-  const flags = [
-    e.cancelled && "CANCELLED",
-    e.substitution && "substitution",
-    e.room_change && "room change",
-  ].filter(Boolean);
-  return `- ${e.start.slice(0, 16)}–${e.end.slice(11, 16)} ${e.subject ?? "?"} ${e.rooms.join("/")} ${e.teachers.join("/")}${flags.length ? ` [${flags.join(", ")}]` : ""}${e.info ? ` – ${e.info}` : ""}`;
-};
+const join = (xs: string[]) => xs.join("/");
+
+/** Compact: a week of a full timetable stays well under 4 KB. */
+function entryLine(e: ScheduleEntry): string {
+  const what = e.subject ?? "(no subject)";
+  const where = e.rooms.length ? ` ${join(e.rooms)}` : "";
+  const who = e.teachers.length ? ` ${join(e.teachers)}` : "";
+  const changes = changeText(e);
+  const n = e.lesson !== null ? `${e.lesson}. ` : "";
+  return `${n}${e.start}–${e.end} ${what}${where}${who}${changes ? ` [${changes}]` : ""}${e.lesson_text ? ` (${e.lesson_text})` : ""}`;
+}
+
+/** What changed, as from → to. */
+function changeText(e: ScheduleEntry): string {
+  const parts: string[] = [];
+  if (e.cancelled) parts.push("CANCELLED");
+  if (e.original_teachers.length)
+    parts.push(`teacher ${join(e.original_teachers)} → ${join(e.teachers) || "none"}`);
+  else if (e.substitution) parts.push("substitution");
+  if (e.original_rooms.length) parts.push(`room ${join(e.original_rooms)} → ${join(e.rooms) || "none"}`);
+  else if (e.room_change) parts.push("room change");
+  if (e.info) parts.push(e.info);
+  return parts.join("; ");
+}
+
+function scheduleText(periods: ScheduleEntry[], start: string, end: string, who: string | null): string {
+  const forWho = who ? ` for ${who}` : "";
+  if (periods.length === 0)
+    return `No lessons${forWho} ${start === end ? `on ${dayLabel(start)}` : `from ${dayLabel(start)} to ${dayLabel(end)}`} (a holiday, a weekend, or nothing published yet).`;
+  const changed = periods.filter((p) => p.cancelled || p.substitution || p.room_change).length;
+  const lines = [
+    `Timetable${forWho}, ${dayLabel(start)}${start === end ? "" : ` to ${dayLabel(end)}`}; ${changed} changed:`,
+  ];
+  let day = "";
+  for (const p of periods) {
+    if (p.date !== day) {
+      day = p.date;
+      lines.push(`${dayLabel(day)}:`);
+    }
+    lines.push(entryLine(p));
+  }
+  return lines.join("\n");
+}
+
+async function resolveTarget(ctx: ToolContext, student: string | undefined): Promise<Target> {
+  const tt = ctx.timetable;
+  if (!tt) throw new ToolInputError("The timetable is not configured.");
+  return tt.target(student);
+}
+
+/** Only parent accounts name the child in answers; a student reads herself. */
+const whoOf = (t: Target, parent: boolean): string | null => (parent ? t.name : null);
 
 /** Timetable tools; registered only when all TIMETABLE_* variables are set. */
 export function registerTimetableTools(server: McpServer, ctx: ToolContext): void {
   const tt = ctx.timetable;
   if (!tt) return;
+  const time = ctx.time;
 
   server.registerTool(
     "get_schedule",
     {
       title: "Schedule",
       description:
-        "Timetable periods (default: the next school day), flagging cancellations, substitutions and room changes.",
+        "Lessons of a day or week in school time (numbered lessons, subjects, rooms, teachers), with cancellations, substitutions and room changes (what changed, from → to).",
       inputSchema: {
-        date: date.optional().describe("YYYY-MM-DD; default the next school day"),
-        days: z.number().int().min(1).max(14).default(1),
-        element: z
-          .enum(["me"])
+        when: z
+          .union([z.enum(["today", "tomorrow", "week"]), date])
           .optional()
-          .describe("whose timetable; only the account's own (me) is supported"),
+          .describe(
+            '"today", "tomorrow", "week" (Mon-Fri of this school week) or YYYY-MM-DD; default: the next school day',
+          ),
+        date: date.optional().describe("same as when=YYYY-MM-DD (older name)"),
+        days: z
+          .number()
+          .int()
+          .min(1)
+          .max(14)
+          .optional()
+          .describe("number of days from the start (default 1)"),
+        student: studentInput,
       },
       outputSchema: {
+        student: z.string().nullable(),
         start_date: z.string(),
         end_date: z.string(),
-        periods: z.array(
-          z.object({
-            start: z.string(),
-            end: z.string(),
-            subject: z.string().nullable(),
-            teachers: z.array(z.string()),
-            rooms: z.array(z.string()),
-            classes: z.array(z.string()),
-            cancelled: z.boolean(),
-            substitution: z.boolean(),
-            room_change: z.boolean(),
-            info: z.string().nullable(),
-          }),
-        ),
+        periods: z.array(entrySchema),
       },
       annotations: READ_ONLY,
     },
     (args) =>
       run(ctx, async () => {
-        const start = args.date ?? nextSchoolDay(ctx.clock.now());
-        const end = ymd(Date.parse(`${start}T00:00:00Z`) + (args.days - 1) * DAY);
-        const periods = await tt.schedule(start, end);
-        const changes = periods.filter((p) => p.cancelled || p.substitution || p.room_change).length;
+        const today = time.today(ctx.clock.now());
+        const when = args.when ?? args.date;
+        let start: string;
+        let end: string;
+        if (when === "week") ({ start, end } = schoolWeek(today));
+        else {
+          start =
+            when === "today"
+              ? today
+              : when === "tomorrow"
+                ? addDays(today, 1)
+                : (when ?? nextSchoolDay(today));
+          end = addDays(start, (args.days ?? 1) - 1);
+        }
+        if (when === "week" && args.days !== undefined) end = addDays(start, args.days - 1);
+        const target = await resolveTarget(ctx, args.student);
+        const who = whoOf(target, await tt.isParent());
+        const periods = await tt.schedule(target, start, end);
         return {
-          structured: { start_date: start, end_date: end, periods },
+          structured: { student: who, start_date: start, end_date: end, periods },
+          text: scheduleText(periods, start, end, who),
+        };
+      }),
+  );
+
+  server.registerTool(
+    "get_changes",
+    {
+      title: "Timetable changes",
+      description:
+        "Cancellations, substitutions and room changes in the coming days, each with what changed (from → to).",
+      inputSchema: {
+        days: z.number().int().min(1).max(14).default(7).describe("days ahead from today (default 7)"),
+        student: studentInput,
+      },
+      outputSchema: {
+        student: z.string().nullable(),
+        start_date: z.string(),
+        end_date: z.string(),
+        changes: z.array(entrySchema.extend({ change: z.string() })),
+      },
+      annotations: READ_ONLY,
+    },
+    (args) =>
+      run(ctx, async () => {
+        const start = time.today(ctx.clock.now());
+        const end = addDays(start, args.days - 1);
+        const target = await resolveTarget(ctx, args.student);
+        const who = whoOf(target, await tt.isParent());
+        const changes = (await tt.schedule(target, start, end))
+          .filter((p) => p.cancelled || p.substitution || p.room_change)
+          .map((p) => ({ ...p, change: changeText(p) }));
+        const forWho = who ? ` for ${who}` : "";
+        return {
+          structured: { student: who, start_date: start, end_date: end, changes },
           text:
-            periods.length === 0
-              ? `No periods from ${start} to ${end}.`
+            changes.length === 0
+              ? `No cancellations, substitutions or room changes${forWho} from ${dayLabel(start)} to ${dayLabel(end)}.`
               : [
-                  `${periods.length} periods from ${start} to ${end} (${changes} changed):`,
-                  ...periods.map(describeEntry),
+                  `${changes.length} change${changes.length === 1 ? "" : "s"}${forWho}, ${dayLabel(start)} to ${dayLabel(end)}:`,
+                  ...changes.map(
+                    (c) =>
+                      `- ${dayLabel(c.date)} ${c.lesson !== null ? `lesson ${c.lesson} ` : ""}(${c.start}–${c.end}) ${c.subject ?? "(no subject)"}: ${c.change}`,
+                  ),
                 ].join("\n"),
         };
       }),
@@ -162,16 +298,21 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     "list_homework",
     {
       title: "Homework",
-      description: "Homework from the timetable service (default: today to 14 days ahead).",
-      inputSchema: { from: date.optional(), to: date.optional(), ...pageInput },
+      description:
+        "Homework by due date (default: today to 14 days ahead), with subject, the full task text and whether it is done.",
+      inputSchema: { from: date.optional(), to: date.optional(), student: studentInput, ...pageInput },
       outputSchema: pagedOutput,
       annotations: READ_ONLY,
     },
     (args) =>
       run(ctx, async () => {
-        const { start, end } = range(ctx.clock.now(), args.from, args.to, 14);
-        const items = (await tt.homework(start, end)).sort(byDate);
-        return page(items, args.limit, args.cursor, "homework");
+        const { start, end } = range(time.today(ctx.clock.now()), args.from, args.to, 14);
+        const target = await resolveTarget(ctx, args.student);
+        const who = whoOf(target, await tt.isParent());
+        const items = (await tt.homework(target, start, end))
+          .filter((i) => i.date >= start && i.date <= end)
+          .sort(byDate);
+        return page(items, args.limit, args.cursor, "homework", { student: who, from: start, to: end });
       }),
   );
 
@@ -179,16 +320,19 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     "list_exams",
     {
       title: "Exams",
-      description: "Exams from the timetable service (default: today to 28 days ahead).",
-      inputSchema: { from: date.optional(), to: date.optional(), ...pageInput },
+      description:
+        "Exams (default: today to 28 days ahead) with subject, start and end time, topic and room.",
+      inputSchema: { from: date.optional(), to: date.optional(), student: studentInput, ...pageInput },
       outputSchema: pagedOutput,
       annotations: READ_ONLY,
     },
     (args) =>
       run(ctx, async () => {
-        const { start, end } = range(ctx.clock.now(), args.from, args.to, 28);
-        const items = (await tt.exams(start, end)).sort(byDate);
-        return page(items, args.limit, args.cursor, "exams");
+        const { start, end } = range(time.today(ctx.clock.now()), args.from, args.to, 28);
+        const target = await resolveTarget(ctx, args.student);
+        const who = whoOf(target, await tt.isParent());
+        const items = (await tt.exams(target, start, end)).sort(byDate);
+        return page(items, args.limit, args.cursor, "exams", { student: who, from: start, to: end });
       }),
   );
 
@@ -196,88 +340,145 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     "get_messages_of_day",
     {
       title: "Messages of the day",
-      description: "The school's messages of the day from the timetable service.",
-      inputSchema: { date: date.optional() },
+      description: "The school's messages of the day (news from school) from the timetable service, as text.",
+      inputSchema: { date: date.optional().describe("YYYY-MM-DD; default today (school time)") },
       outputSchema: {
         date: z.string(),
-        messages: z.array(z.object({ subject: z.string(), text: z.string() })),
+        weekday: z.string(),
+        messages: z.array(
+          z.object({ subject: z.string(), text: z.string(), attachments: z.array(z.string()) }),
+        ),
       },
       annotations: READ_ONLY,
     },
     (args) =>
       run(ctx, async () => {
-        const d = args.date ?? ymd(ctx.clock.now());
+        const d = args.date ?? time.today(ctx.clock.now());
         const messages = (await tt.messagesOfDay(d)).map((m) => ({
           subject: m.subject,
           text: htmlToText(m.body),
+          attachments: m.attachments,
         }));
         return {
-          structured: { date: d, messages },
+          structured: { date: d, weekday: dayLabel(d).slice(0, 3), messages },
           text:
             messages.length === 0
-              ? `No messages for ${d}.`
-              : messages.map((m) => `## ${m.subject}\n${m.text}`).join("\n\n"),
+              ? `No messages of the day for ${dayLabel(d)}.`
+              : [
+                  `${messages.length} message${messages.length === 1 ? "" : "s"} of the day for ${dayLabel(d)}:`,
+                  ...messages.map(
+                    (m) =>
+                      `## ${m.subject || "(no subject)"}\n${m.text}${m.attachments.length ? `\nAttachments: ${m.attachments.join(", ")}` : ""}`,
+                  ),
+                ].join("\n\n"),
         };
       }),
   );
 }
 
+const errText = (err: unknown): string =>
+  err instanceof PortalError || err instanceof TimetableError || err instanceof ToolInputError
+    ? err.message
+    : "failed";
+
 /** Portal tasks, plus timetable homework and exams when the timetable is configured. */
 export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void {
   const tt = ctx.timetable;
+  const time = ctx.time;
   server.registerTool(
     "upcoming_deadlines",
     {
       title: "Upcoming deadlines",
       description:
-        "Open portal tasks, plus timetable homework and exams when configured, due in the next days, merged and sorted.",
-      inputSchema: { days: z.number().int().min(1).max(62).default(14), ...pageInput },
+        "What is due in the next days (school time): open portal tasks, plus timetable homework and exams when configured, merged and sorted. Names any source that failed.",
+      inputSchema: {
+        days: z.number().int().min(1).max(62).default(14),
+        ...(tt ? { student: studentInput } : {}),
+        ...pageInput,
+      },
       outputSchema: { ...pagedOutput, errors: z.array(z.string()) },
       annotations: READ_ONLY,
     },
     (args) =>
       run(ctx, async () => {
-        const now = ctx.clock.now();
-        const start = ymd(now);
-        const end = ymd(now + args.days * DAY);
+        const start = time.today(ctx.clock.now());
+        const end = addDays(start, args.days);
         const errors: string[] = [];
-        const settle = async (label: string, p: Promise<DatedItem[]>) => {
+        const sources: Promise<DatedItem[]>[] = [];
+        const settle = async (label: string, p: () => Promise<DatedItem[]>) => {
           try {
-            return await p;
+            return await p();
           } catch (err) {
-            errors.push(`${label}: ${err instanceof Error ? err.message : "failed"}`);
+            if (
+              !(err instanceof PortalError || err instanceof TimetableError || err instanceof ToolInputError)
+            )
+              ctx.logger.error({ err_name: (err as Error)?.name }, "deadline source failed unexpectedly");
+            errors.push(`${label}: ${errText(err)}`);
             return [];
           }
         };
-        const tasks = settle(
-          "Portal tasks",
-          ctx.portal
-            .getJson<{ data?: Record<string, unknown>[] }>("/api/v3/tasks", { skip: 0, limit: 100 })
-            .then((r) =>
-              (r?.data ?? [])
-                .filter((t) => typeof t.dueDate === "string")
-                .map((t) => ({
-                  kind: "task" as const,
-                  date: String(t.dueDate),
-                  title: String(t.name ?? "Task"),
-                  subject: typeof t.courseName === "string" ? t.courseName : null,
-                  detail: null,
-                })),
-            ),
-        );
-        const lists = await Promise.all([
-          tasks,
-          tt ? settle("Homework", tt.homework(start, end)) : [],
-          tt ? settle("Exams", tt.exams(start, end)) : [],
-        ]);
+        // An unconfigured portal is not a failed source when the timetable answers instead.
+        if (ctx.portal.configured || !tt)
+          sources.push(
+            settle("Portal tasks", async () => {
+              const r = await ctx.portal.getJson<{ data?: Record<string, unknown>[] }>("/api/v3/tasks", {
+                skip: 0,
+                limit: 100,
+              });
+              return (r?.data ?? []).flatMap((t) => {
+                const due = time.portalTime(t.dueDate);
+                if (!due) return [];
+                const desc = typeof t.description === "string" ? htmlToText(t.description) : "";
+                return [
+                  {
+                    kind: "task" as const,
+                    date: due.date,
+                    weekday: due.weekday,
+                    time: due.time,
+                    end_time: null,
+                    title: String(t.name ?? "Task"),
+                    subject: typeof t.courseName === "string" ? t.courseName : null,
+                    detail: desc ? (desc.length > 200 ? `${desc.slice(0, 200)}…` : desc) : null,
+                    completed: null,
+                  },
+                ];
+              });
+            }),
+          );
+        let who: string | null = null;
+        let timetableFailed = false;
+        if (tt) {
+          let target: Target | null = null;
+          try {
+            target = await tt.target(args.student as string | undefined);
+            who = whoOf(target, await tt.isParent());
+          } catch (err) {
+            // Several children and none named is the caller's to fix, not a failed source.
+            if (err instanceof ToolInputError) throw err;
+            timetableFailed = true;
+            errors.push(`Timetable (homework and exams): ${errText(err)}`);
+          }
+          if (target) {
+            const t = target;
+            sources.push(settle("Homework", async () => tt.homework(t, start, end)));
+            sources.push(settle("Exams", async () => tt.exams(t, start, end)));
+          }
+        }
+        const lists = await Promise.all(sources);
+        const attempted = sources.length + (timetableFailed ? 1 : 0);
+        if (attempted === 0 || errors.length >= attempted)
+          throw new ToolInputError(
+            `Every deadline source failed, so nothing can be said about deadlines: ${errors.join("; ") || "no source is configured"}`,
+          );
         const items = lists
           .flat()
-          .filter((i) => i.date.slice(0, 10) >= start && i.date.slice(0, 10) <= end)
+          .filter((i) => i.date >= start && i.date <= end && i.completed !== true)
           .sort(byDate);
-        const out = page(items, args.limit, args.cursor, "deadlines");
+        const out = page(items, args.limit, args.cursor, "deadlines", { student: who, from: start, to: end });
         return {
           structured: { ...out.structured, errors },
-          text: out.text + (errors.length ? `\nPartial result: ${errors.join("; ")}` : ""),
+          text:
+            out.text + (errors.length ? `\nPartial result; these sources failed: ${errors.join("; ")}` : ""),
         };
       }),
   );

@@ -18,7 +18,8 @@ import {
   MAX_LIMIT,
   ToolInputError,
 } from "./format.js";
-import type { TimetableService } from "./timetable-service.js";
+import { type SchoolTime, stampLabel } from "./time.js";
+import type { Child, TimetableService } from "./timetable-service.js";
 
 export interface ToolContext {
   portal: PortalClient;
@@ -27,6 +28,8 @@ export interface ToolContext {
   timetable: TimetableService | null;
   clock: Clock;
   logger: Logger;
+  /** SCHOOL_TIMEZONE: every date shown or interpreted is local. */
+  time: SchoolTime;
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
@@ -114,6 +117,8 @@ async function listPage(
   };
 }
 
+const excerpt = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s);
+
 const str = (v: unknown): string =>
   typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
 
@@ -173,6 +178,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         school: z.object({ id: z.string(), name: z.string() }).nullable(),
         roles: z.array(z.string()),
         timetable: z.record(z.string(), z.unknown()).nullable(),
+        children: z.array(z.object({ id: z.number(), first_name: z.string(), last_name: z.string() })),
         timetable_error: z.string().nullable(),
       },
       annotations: READ_ONLY,
@@ -186,9 +192,11 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         }>("/api/v3/me")) ?? {};
       let timetable: Record<string, unknown> | null = null;
       let timetableError: string | null = null;
+      let children: Child[] = [];
       if (ctx.timetable) {
         try {
           timetable = await ctx.timetable.userData();
+          children = await ctx.timetable.children();
         } catch (err) {
           timetableError = err instanceof Error ? err.message : "timetable failed";
         }
@@ -203,8 +211,19 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
       };
       const school = me.school ? { id: str(me.school.id), name: str(me.school.name) } : null;
       return {
-        structured: { user, school, roles, timetable, timetable_error: timetableError },
-        text: `${user.first_name} ${user.last_name} (user ${user.id})${school ? `, ${school.name}` : ""}; roles: ${roles.join(", ") || "none"}${timetableError ? `\nTimetable: ${timetableError}` : ""}`,
+        structured: { user, school, roles, timetable, children, timetable_error: timetableError },
+        text: [
+          `${user.first_name} ${user.last_name} (user ${user.id})${school ? `, ${school.name}` : ""}; roles: ${roles.join(", ") || "none"}`,
+          timetable
+            ? `Timetable account: ${str(timetable.displayName) || "?"} (${str(timetable.elemType) || "?"}${timetable.schoolName ? `, ${str(timetable.schoolName)}` : ""})`
+            : null,
+          children.length
+            ? `Children: ${children.map((c) => `${c.first_name} ${c.last_name} (id ${c.id})`).join(", ")}${children.length > 1 ? "; timetable tools take student (first name or id)" : ""}`
+            : null,
+          timetableError ? `Timetable: ${timetableError}` : null,
+        ]
+          .filter(Boolean)
+          .join("\n"),
       };
     }),
   );
@@ -223,8 +242,11 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         ctx,
         args.status === "finished" ? "/api/v3/tasks/finished" : "/api/v3/tasks",
         args,
-        (t) =>
-          `${str(t.name)}${t.courseName ? ` (${str(t.courseName)})` : ""}${t.dueDate ? `, due ${str(t.dueDate)}` : ""}`,
+        (t) => {
+          const due = ctx.time.portalTime(t.dueDate);
+          const desc = excerpt(htmlToText(str(t.description)), 200);
+          return `${str(t.name)}${t.courseName ? ` (${str(t.courseName)})` : ""}${due ? `, due ${stampLabel(due)}` : ", no due date"}${desc ? `: ${desc}` : ""}`;
+        },
         `${args.status} tasks`,
       ),
     ),
@@ -314,7 +336,11 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         ctx,
         "/api/v3/news",
         args,
-        (n) => `${str(n.title)} (${str(n.displayAt)}, id ${str(n.id)})`,
+        (n) => {
+          const at = ctx.time.portalTime(n.displayAt);
+          const body = excerpt(htmlToText(str(n.content)), 300);
+          return `${str(n.title)} (${at ? stampLabel(at) : "undated"}, id ${str(n.id)})${body ? `\n  ${body.replace(/\n+/g, " ")}` : ""}`;
+        },
         "news",
       );
       const items = (out.structured.items as Record<string, unknown>[]).map((n) => ({
@@ -344,6 +370,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         (await ctx.portal.getJson<Record<string, unknown>>(`/api/v3/news/${checkId("news_id", news_id)}`)) ??
         {};
       const text = htmlToText(str(n.content));
+      const at = ctx.time.portalTime(n.displayAt);
       return {
         structured: {
           id: str(n.id),
@@ -351,7 +378,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
           display_at: n.displayAt ? str(n.displayAt) : null,
           text,
         },
-        text: `${str(n.title)}\n\n${text}`,
+        text: `${str(n.title)}${at ? ` (${stampLabel(at)})` : ""}\n\n${text}`,
       };
     }),
   );
@@ -396,7 +423,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
       const lines = [
         `Portal: ${ctx.portal.configured ? "configured" : "not configured (PORTAL_BASE_URL unset)"}`,
         token.present
-          ? `Token: from ${token.source}, expires ${token.expires_at} (in ${Math.floor((token.expires_in_s ?? 0) / 86400)} days)`
+          ? `Token: from ${token.source}, expires ${token.expires_at ? ctx.time.label(Date.parse(token.expires_at)) : "?"} (${ctx.time.zone}) (in ${Math.floor((token.expires_in_s ?? 0) / 86400)} days)`
           : "Token: none; paste one at /token",
         `Idle budget: ${upstream.last_budget_s === null ? "unknown" : `${upstream.last_budget_s} s`} of ${upstream.idle_timeout_s} s${upstream.last_error ? `; last error: ${upstream.last_error}` : ""}`,
         `Keep-alive: ${keepalive.state}${keepalive.stopped_reason ? ` (${keepalive.stopped_reason})` : ""}${keepalive.next_at ? `, next at ${keepalive.next_at}` : ""}`,

@@ -1,12 +1,9 @@
-import { randomBytes } from "node:crypto";
-import { mkdir, open, readFile, rename, rm } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { Logger } from "@app/kit/logger";
+import { writeFileAtomic } from "../state/atomic-file.js";
 
-/**
- * The saved replacement token in STATE_DIR: written to a sibling temp file with mode 0600,
- * fsynced, renamed into place, and the folder fsynced, so a crash leaves the old file or the
- * new one, never half of either.
- */
+/** The saved replacement token in STATE_DIR (0600, written atomically: see writeFileAtomic). */
 export const TOKEN_FILE = "portal-token.json";
 
 export interface SavedToken {
@@ -15,7 +12,11 @@ export interface SavedToken {
 }
 
 export class TokenStore {
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    /** Told why a saved token could not be used (never the file's content). */
+    private readonly logger?: Pick<Logger, "warn" | "error">,
+  ) {}
 
   get file(): string {
     return join(this.dir, TOKEN_FILE);
@@ -26,41 +27,41 @@ export class TokenStore {
     try {
       text = await readFile(this.file, "utf8");
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return null;
-      throw err;
-    }
-    try {
-      const v = JSON.parse(text) as Partial<SavedToken>;
-      return typeof v.token === "string" && v.token !== ""
-        ? { token: v.token, saved_at: String(v.saved_at ?? "") }
-        : null;
-    } catch {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return null;
+      if (code === "EISDIR")
+        this.logger?.error(
+          { state_file: TOKEN_FILE, cause: code },
+          `the saved-token path STATE_DIR/${TOKEN_FILE} is a directory, not a file: no saved token is used and a pasted token cannot be saved; remove or rename that directory`,
+        );
+      else
+        this.logger?.error(
+          { state_file: TOKEN_FILE, cause: code ?? "unknown" },
+          `the saved token file STATE_DIR/${TOKEN_FILE} cannot be read (${code ?? "error"}); it is ignored`,
+        );
       return null;
     }
+    let v: Partial<SavedToken>;
+    try {
+      v = JSON.parse(text) as Partial<SavedToken>;
+    } catch {
+      this.logger?.warn(
+        { state_file: TOKEN_FILE, bytes: Buffer.byteLength(text) },
+        `the saved token file STATE_DIR/${TOKEN_FILE} is corrupt (not JSON); it is ignored and replaced by the next pasted token`,
+      );
+      return null;
+    }
+    if (typeof v?.token === "string" && v.token !== "")
+      return { token: v.token, saved_at: String(v.saved_at ?? "") };
+    this.logger?.warn(
+      { state_file: TOKEN_FILE },
+      `the saved token file STATE_DIR/${TOKEN_FILE} holds no token; it is ignored`,
+    );
+    return null;
   }
 
   async save(token: string, savedAt: string): Promise<void> {
-    await mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const tmp = join(this.dir, `.${TOKEN_FILE}.${randomBytes(6).toString("hex")}.tmp`);
     const body = JSON.stringify({ token, saved_at: savedAt } satisfies SavedToken);
-    try {
-      const fh = await open(tmp, "wx", 0o600);
-      try {
-        await fh.writeFile(body, "utf8");
-        await fh.sync();
-      } finally {
-        await fh.close();
-      }
-      await rename(tmp, this.file);
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
-    }
-    const dirHandle = await open(this.dir, "r");
-    try {
-      await dirHandle.sync();
-    } finally {
-      await dirHandle.close();
-    }
+    await writeFileAtomic(this.dir, TOKEN_FILE, body);
   }
 }

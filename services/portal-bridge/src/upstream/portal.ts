@@ -1,4 +1,5 @@
 import type { Clock } from "@app/kit/clock";
+import { readCapped } from "./read-capped.js";
 
 /**
  * The only module that talks to the school portal. It can send GET requests and the one
@@ -30,7 +31,8 @@ const DESCRIPTIONS: Record<PortalErrorKind, string> = {
   timeout: "The portal did not answer in time.",
   network: "The portal could not be reached.",
   bad_response: "The portal sent a response that is not valid JSON.",
-  too_large: "The portal's answer is larger than the bridge reads (10 MiB).",
+  too_large:
+    "The portal's answer is larger than the bridge reads (UPSTREAM_MAX_BYTES); ask for less, e.g. with a smaller limit.",
   forbidden_request: "The bridge refused to send this request (read-only toward the portal).",
 };
 
@@ -74,6 +76,8 @@ export interface PortalClientOptions {
   /** The current token (read at each request so a replacement applies to the very next one). */
   currentToken: () => string | null;
   fetch?: FetchFn;
+  /** Cap on a JSON answer (UPSTREAM_MAX_BYTES); default MAX_JSON_BYTES. */
+  maxBytes?: number;
   /** Told about every 401 (with the token that met it), so the keep-alive can stop at once. */
   onAuthFailure?: (token: string | null, err: PortalError) => void;
 }
@@ -94,6 +98,7 @@ export class PortalClient {
   private readonly clock: Clock;
   private readonly currentToken: () => string | null;
   private readonly fetchFn: FetchFn;
+  private readonly maxBytes: number;
   private readonly onAuthFailure: ((token: string | null, err: PortalError) => void) | undefined;
 
   constructor(opts: PortalClientOptions) {
@@ -102,6 +107,7 @@ export class PortalClient {
     this.clock = opts.clock;
     this.currentToken = opts.currentToken;
     this.fetchFn = opts.fetch ?? fetch;
+    this.maxBytes = opts.maxBytes ?? MAX_JSON_BYTES;
     this.onAuthFailure = opts.onAuthFailure;
   }
 
@@ -151,7 +157,7 @@ export class PortalClient {
   ): Promise<T> {
     const { res, done, used } = await this.send(method, path, query, token, auth, {}, true);
     try {
-      const text = await readCapped(res, MAX_JSON_BYTES, used);
+      const text = await readCapped(res, this.maxBytes, () => new PortalError("too_large", res.status, used));
       try {
         return (text === "" ? null : JSON.parse(text)) as T;
       } catch {
@@ -236,29 +242,6 @@ export class PortalClient {
 
 /** JSON answers are read into memory; a bound keeps one odd answer from exhausting it. */
 export const MAX_JSON_BYTES = 10 * 1024 * 1024;
-
-async function readCapped(res: Response, cap: number, token: string | null): Promise<string> {
-  const declared = Number(res.headers.get("content-length") ?? Number.NaN);
-  if (declared > cap) {
-    await res.body?.cancel();
-    throw new PortalError("too_large", res.status, token);
-  }
-  if (!res.body) return "";
-  const reader = res.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > cap) {
-      await reader.cancel();
-      throw new PortalError("too_large", res.status, token);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString("utf8");
-}
 
 /** Read-only guard: GET anything under /api/, or POST to the refresh-session route only. */
 export function assertAllowed(method: string, path: string): void {

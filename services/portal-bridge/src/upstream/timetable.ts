@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
 import type { FetchFn } from "./portal.js";
+import { readCapped } from "./read-capped.js";
 import { base32Decode, totp } from "./totp.js";
 
 /**
@@ -33,7 +34,8 @@ export type TimetableErrorKind =
   | "http"
   | "timeout"
   | "network"
-  | "bad_response";
+  | "bad_response"
+  | "too_large";
 
 export class TimetableError extends Error {
   readonly kind: TimetableErrorKind;
@@ -63,6 +65,8 @@ export interface TimetableOptions {
   timeoutMs: number;
   clock: Clock;
   fetch?: FetchFn;
+  /** Cap on an answer (UPSTREAM_MAX_BYTES). */
+  maxBytes?: number;
 }
 
 export class TimetableClient {
@@ -99,7 +103,16 @@ export class TimetableClient {
         redirect: "manual",
         signal: ac.signal,
       });
-      const text = await res.text();
+      const cap = this.opts.maxBytes ?? 10 * 1024 * 1024;
+      const text = await readCapped(
+        res,
+        cap,
+        () =>
+          new TimetableError(
+            "too_large",
+            `The timetable answer is larger than the bridge reads (UPSTREAM_MAX_BYTES, ${Math.round(cap / 1024)} KiB); ask for a shorter date range.`,
+          ),
+      );
       if (!res.ok && !text.startsWith("{"))
         throw new TimetableError("http", `The timetable service answered HTTP ${res.status}.`);
       try {

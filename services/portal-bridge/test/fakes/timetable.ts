@@ -4,10 +4,17 @@ import type { Clock } from "@app/kit/clock";
 import { base32Decode, totp } from "../../src/upstream/totp.js";
 
 /**
- * A faithful fake of the WebUntis mobile JSON-RPC endpoint: `POST /WebUntis/jsonrpc_intern.do`
- * with `m`, `school` and `v` query parameters, per-request TOTP checked against the server's
- * own clock, -8524 (with data.serverTime) for a client time that drifts, and the five read
- * methods with canned data. Records every call.
+ * A fake of the WebUntis mobile JSON-RPC endpoint: `POST /WebUntis/jsonrpc_intern.do` with `m`,
+ * `school` and `v` query parameters, per-request TOTP checked against the server's own clock,
+ * -8524 (with data.serverTime) for a client time that drifts, and the five read methods.
+ *
+ * The answer shapes follow public clients' parsing code, not ours: SapuSeven/BetterUntis
+ * (models UserData, UntisExam, UntisHomework, HomeworkResult with `lessonsById`, MessageResult
+ * with `messages`, UntisDateTime read as a local wall-clock time), toughIQ/webuntis-mcp
+ * (parent accounts: `userData.children` with id/firstName/lastName, each child read as
+ * `type: "STUDENT"`; `result.messages`; `orgId` as the original element of a changed period).
+ * Two accounts: a student, and a parent (LEGAL_GUARDIAN) with two children who may read only
+ * those children (-8509 otherwise). Records every call.
  */
 export const TT_SECRET = "JBSWY3DPEHPK3PXP"; // a 10-byte key, like the ones the service issues
 export const TT_SCHOOL = "demo-school";
@@ -27,6 +34,12 @@ export class FakeTimetable {
   serverOffsetMs = 0;
   /** Answer the next call with this JSON-RPC error code. */
   nextError: number | null = null;
+  /** Which account the key belongs to. */
+  account: "student" | "parent" = "student";
+  /** Methods that answer -42003 (maintenance) until removed. */
+  readonly failMethods = new Set<string>();
+  /** Pads each timetable answer with this many bytes (an oversized answer). */
+  timetablePadBytes = 0;
   url = "";
 
   constructor(private readonly clock: Clock) {}
@@ -81,115 +94,320 @@ export class FakeTimetable {
     }
     const result = this.result(String(body.method), params);
     if (result === undefined) return error(-32601, "Method not found");
+    const code = (result as { __error?: number }).__error;
+    if (code !== undefined) return error(code, code === -8509 ? "no right" : "error");
     send(200, { id, jsonrpc: "2.0", result });
   }
 
   private result(method: string, params: Record<string, unknown>): unknown {
+    if (this.failMethods.has(method)) return { __error: -42003 };
     switch (method) {
       case "getUserData2017":
         return {
-          masterData: {
-            subjects: [
-              { id: 1, name: "Ma", longName: "Mathematics" },
-              { id: 2, name: "Bi", longName: "Biology" },
-            ],
-            rooms: [
-              { id: 10, name: "R101" },
-              { id: 11, name: "R202" },
-            ],
-            teachers: [
-              { id: 20, name: "SMI" },
-              { id: 21, name: "JON" },
-            ],
-            klassen: [{ id: 30, name: "9b" }],
-          },
-          userData: {
-            elemType: "STUDENT",
-            elemId: 4711,
-            displayName: "Ada Lovelace",
-            schoolName: "Demo School",
-          },
+          masterData: MASTER_DATA,
+          userData:
+            this.account === "parent"
+              ? {
+                  elemType: "LEGAL_GUARDIAN",
+                  elemId: 900,
+                  displayName: "Grace Hopper",
+                  schoolName: "Demo School",
+                  departmentId: 0,
+                  children: PARENT_CHILDREN,
+                  klassenIds: [],
+                  rights: [],
+                }
+              : {
+                  elemType: "STUDENT",
+                  elemId: STUDENT_ID,
+                  displayName: "Ada Lovelace",
+                  schoolName: "Demo School",
+                  departmentId: 0,
+                  children: [],
+                  klassenIds: [30],
+                  rights: [],
+                },
           settings: {},
         };
       case "getTimetable2017": {
-        const d = String(params.startDate);
+        const who = this.reader(params);
+        if (who === null) return { __error: -8509 };
+        const periods: unknown[] = [];
+        for (const d of daysOf(String(params.startDate), String(params.endDate))) {
+          if (weekend(d)) continue;
+          periods.push(...periodsOf(who, d));
+        }
+        if (this.timetablePadBytes > 0)
+          periods.push({ id: 0, text: { info: "x".repeat(this.timetablePadBytes) } });
         return {
-          timetable: {
-            displayableStartDate: d,
-            displayableEndDate: params.endDate,
-            periods: [
-              {
-                id: 1,
-                startDateTime: `${d}T09:45Z`,
-                endDateTime: `${d}T10:30Z`,
-                elements: [
-                  { type: "SUBJECT", id: 2, orgId: 0 },
-                  { type: "ROOM", id: 11, orgId: 10 },
-                  { type: "TEACHER", id: 20, orgId: 0 },
-                  { type: "CLASS", id: 30, orgId: 0 },
-                ],
-                is: ["STANDARD"],
-                text: { lesson: "", substitution: "", info: "" },
-              },
-              {
-                id: 2,
-                startDateTime: `${d}T08:00Z`,
-                endDateTime: `${d}T08:45Z`,
-                elements: [
-                  { type: "SUBJECT", id: 1, orgId: 0 },
-                  { type: "ROOM", id: 10, orgId: 0 },
-                  { type: "TEACHER", id: 21, orgId: 20 },
-                ],
-                is: ["SUBSTITUTION"],
-                text: { substitution: "Vertretung" },
-              },
-              {
-                id: 3,
-                startDateTime: `${d}T11:00Z`,
-                endDateTime: `${d}T11:45Z`,
-                elements: [{ type: "SUBJECT", id: 1, orgId: 0 }],
-                is: ["CANCELLED"],
-                text: { info: "Teacher ill" },
-              },
-            ],
-          },
+          masterData: MASTER_DATA,
+          timetable: { displayableStartDate: params.startDate, displayableEndDate: params.endDate, periods },
         };
       }
-      case "getHomeWork2017":
+      case "getHomeWork2017": {
+        const who = this.reader(params);
+        if (who === null) return { __error: -8509 };
+        const from = String(params.startDate);
+        const to = String(params.endDate);
         return {
-          homeWorks: [
-            {
-              id: 1,
-              lessonId: 5,
-              startDate: "2026-11-20",
-              endDate: "2026-11-25",
-              text: "Exercise 4",
-              completed: false,
-            },
-          ],
-          lessons: [{ id: 5, subject: "Ma" }],
+          homeWorks: HOMEWORK.filter((h) => h.who === who && h.endDate >= from && h.startDate <= to).map(
+            ({ who: _w, ...h }) => h,
+          ),
+          lessonsById: LESSONS_BY_ID,
         };
-      case "getExams2017":
+      }
+      case "getExams2017": {
+        const who = this.reader(params);
+        if (who === null) return { __error: -8509 };
+        const from = String(params.startDate);
+        const to = String(params.endDate);
         return {
-          exams: [
-            {
-              id: 9,
-              examType: "Klassenarbeit",
-              startDateTime: "2026-11-24T08:00Z",
-              subjectId: 2,
-              name: "Cells test",
-              text: "",
-            },
-          ],
+          exams: EXAMS.filter(
+            (x) =>
+              x.who === who && x.startDateTime.slice(0, 10) >= from && x.startDateTime.slice(0, 10) <= to,
+          ).map(({ who: _w, ...x }) => x),
         };
+      }
       case "getMessagesOfDay2017":
         return {
-          messageOfDayCollection: {
-            messages: [{ id: 1, subject: "Snow", body: "<p>School opens at <b>10</b>.</p>" }],
-          },
+          messages: [
+            {
+              id: 1,
+              subject: "Snow",
+              body: "<p>School opens at <b>10</b> on " + String(params.date) + ".</p>",
+              attachments: [{ id: 3, name: "snow-plan.pdf", url: "https://example.invalid/x" }],
+            },
+          ],
         };
       default:
         return undefined;
     }
   }
+
+  /** Whose data a call may read: the student herself, or a parent's child as STUDENT. */
+  private reader(params: Record<string, unknown>): number | null {
+    if (params.type !== "STUDENT") return null;
+    const id = Number(params.id);
+    if (this.account === "parent") return PARENT_CHILDREN.some((c) => c.id === id) ? id : null;
+    return id === STUDENT_ID ? id : null;
+  }
 }
+
+export const STUDENT_ID = 4711;
+export const PARENT_CHILDREN = [
+  { id: 101, firstName: "Anna", lastName: "Hopper" },
+  { id: 102, firstName: "Ben", lastName: "Hopper" },
+];
+
+/** Master data as getUserData2017 / getTimetable2017 send it (public clients' models). */
+const MASTER_DATA = {
+  timeStamp: 1_763_000_000_000,
+  subjects: [
+    {
+      id: 1,
+      name: "Ma",
+      longName: "Mathematics",
+      departmentIds: [],
+      foreColor: "#000000",
+      backColor: "#ffffff",
+      active: true,
+      displayAllowed: true,
+    },
+    {
+      id: 2,
+      name: "Bi",
+      longName: "Biology",
+      departmentIds: [],
+      foreColor: "#000000",
+      backColor: "#ffffff",
+      active: true,
+      displayAllowed: true,
+    },
+    {
+      id: 3,
+      name: "En",
+      longName: "English",
+      departmentIds: [],
+      foreColor: "#000000",
+      backColor: "#ffffff",
+      active: true,
+      displayAllowed: true,
+    },
+  ],
+  rooms: [
+    { id: 10, name: "R101", longName: "Room 101", departmentId: 0, active: true, displayAllowed: true },
+    { id: 11, name: "R202", longName: "Lab 202", departmentId: 0, active: true, displayAllowed: true },
+  ],
+  teachers: [
+    {
+      id: 20,
+      name: "SMI",
+      firstName: "Sam",
+      lastName: "Smith",
+      departmentIds: [],
+      active: true,
+      displayAllowed: true,
+    },
+    {
+      id: 21,
+      name: "JON",
+      firstName: "Jo",
+      lastName: "Jones",
+      departmentIds: [],
+      active: true,
+      displayAllowed: true,
+    },
+  ],
+  klassen: [{ id: 30, name: "9b", longName: "Class 9b", departmentId: 0, active: true, displayable: true }],
+  timeGrid: {
+    days: ["MON", "TUE", "WED", "THU", "FRI"].map((day) => ({
+      day,
+      units: [
+        { label: "1", startTime: "T08:00", endTime: "T08:45" },
+        { label: "2", startTime: "T08:50", endTime: "T09:35" },
+        { label: "3", startTime: "T09:50", endTime: "T10:35" },
+        { label: "4", startTime: "T10:40", endTime: "T11:25" },
+      ],
+    })),
+  },
+};
+
+/** WebUntis 2017 periods: wall-clock times with a literal Z, elements with orgId for changes. */
+function periodsOf(who: number, d: string): unknown[] {
+  const p = (id: number, start: string, end: string, elements: unknown[], is: string[], text = {}) => ({
+    id: id * 100 + who,
+    lessonId: 5,
+    startDateTime: `${d}T${start}Z`,
+    endDateTime: `${d}T${end}Z`,
+    foreColor: "#000000",
+    backColor: "#ffffff",
+    innerForeColor: "#000000",
+    innerBackColor: "#ffffff",
+    text: { lesson: "", substitution: "", info: "", ...text },
+    elements,
+    can: [],
+    is,
+    homeWorks: [],
+    exam: null,
+  });
+  const klass = { type: "CLASS", id: 30, orgId: 0, missing: false, state: "REGULAR" };
+  const el = (type: string, id: number, orgId = 0) => ({ type, id, orgId, missing: false, state: "REGULAR" });
+  if (who === 102)
+    return [
+      p(1, "08:00", "08:45", [klass, el("TEACHER", 20), el("SUBJECT", 3), el("ROOM", 10)], ["STANDARD"]),
+      p(3, "09:50", "10:35", [klass, el("TEACHER", 21), el("SUBJECT", 2), el("ROOM", 11)], ["STANDARD"]),
+    ];
+  return [
+    // Sorted out of order on purpose: the bridge sorts.
+    p(
+      2,
+      "08:50",
+      "09:35",
+      [klass, el("TEACHER", 20), el("SUBJECT", 2), el("ROOM", 11, 10)],
+      ["ROOMSUBSTITUTION"],
+    ),
+    p(
+      1,
+      "08:00",
+      "08:45",
+      [klass, el("TEACHER", 21, 20), el("SUBJECT", 1), el("ROOM", 10)],
+      ["SUBSTITUTION"],
+      {
+        substitution: "Vertretung",
+      },
+    ),
+    p(3, "09:50", "10:35", [klass, el("TEACHER", 20), el("SUBJECT", 3), el("ROOM", 10)], ["CANCELLED"], {
+      info: "Teacher ill",
+    }),
+    p(4, "10:40", "11:25", [klass, el("TEACHER", 20), el("SUBJECT", 1), el("ROOM", 10)], ["STANDARD"], {
+      lesson: "Fractions",
+    }),
+  ];
+}
+
+const HOMEWORK = [
+  {
+    who: 101,
+    id: 1,
+    lessonId: 5,
+    startDate: "2026-11-20",
+    endDate: "2026-11-24",
+    text: "Exercise 4 on page 37",
+    remark: "",
+    completed: false,
+    attachments: [],
+  },
+  {
+    who: 101,
+    id: 2,
+    lessonId: 6,
+    startDate: "2026-11-23",
+    endDate: "2026-11-26",
+    text: "Draw a plant cell",
+    remark: "",
+    completed: true,
+    attachments: [],
+  },
+  {
+    who: 102,
+    id: 3,
+    lessonId: 7,
+    startDate: "2026-11-21",
+    endDate: "2026-11-24",
+    text: "Read chapter 2",
+    remark: "",
+    completed: false,
+    attachments: [],
+  },
+  {
+    who: STUDENT_ID,
+    id: 4,
+    lessonId: 5,
+    startDate: "2026-11-20",
+    endDate: "2026-11-25",
+    text: "Exercise 4",
+    remark: "",
+    completed: false,
+    attachments: [],
+  },
+];
+
+const LESSONS_BY_ID = {
+  "5": { id: 5, subjectId: 1, teacherIds: [21], klasseIds: [30] },
+  "6": { id: 6, subjectId: 2, teacherIds: [20], klasseIds: [30] },
+  "7": { id: 7, subjectId: 3, teacherIds: [20], klasseIds: [30] },
+};
+
+const exam = (who: number, id: number, day: string, subjectId: number, name: string, text: string) => ({
+  who,
+  id,
+  examType: "Klassenarbeit",
+  startDateTime: `${day}T08:00Z`,
+  endDateTime: `${day}T09:30Z`,
+  departmentId: 0,
+  subjectId,
+  klasseIds: [30],
+  roomIds: [10],
+  teacherIds: [20],
+  invigilators: [],
+  name,
+  text,
+});
+const EXAMS = [
+  exam(101, 9, "2026-11-25", 2, "Cells test", "Chapter 3: cells and tissues"),
+  exam(102, 10, "2026-11-27", 3, "Vocabulary", "Unit 4"),
+  exam(STUDENT_ID, 11, "2026-11-24", 2, "Cells test", ""),
+];
+
+function daysOf(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (
+    let t = Date.parse(`${from}T00:00:00Z`);
+    t <= Date.parse(`${to}T00:00:00Z`) && out.length < 100;
+    t += 86_400_000
+  )
+    out.push(new Date(t).toISOString().slice(0, 10));
+  return out;
+}
+
+const weekend = (d: string) => [0, 6].includes(new Date(`${d}T00:00:00Z`).getUTCDay());

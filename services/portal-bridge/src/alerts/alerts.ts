@@ -1,0 +1,143 @@
+import type { Clock, TimerHandle } from "@app/kit/clock";
+import { toIso } from "@app/kit/clock";
+import type { Logger } from "@app/kit/logger";
+import type { KeepAlive } from "../keepalive/keepalive.js";
+import type { TokenManager } from "../token/manager.js";
+import type { FetchFn } from "../upstream/portal.js";
+
+/**
+ * Tells the parent when the bridge needs them, through ALERT_WEBHOOK_URL: the keep-alive
+ * stopped, the token has under 3 days left, and (once both are fine again) recovered. Each
+ * condition is announced once when it starts, not on every check; a delivery that fails is
+ * tried again at the next check. Body: `{event, message, at}` as JSON, or the message line as
+ * text/plain (ntfy, Gotify) with ALERT_WEBHOOK_FORMAT=text.
+ */
+export const TOKEN_ALERT_MS = 3 * 86_400_000;
+export const CHECK_EVERY_MS = 15 * 60_000;
+const SEND_TIMEOUT_MS = 10_000;
+
+export type AlertEvent = "keepalive_stopped" | "token_expiring" | "recovered";
+type Condition = Exclude<AlertEvent, "recovered">;
+
+export interface AlertOptions {
+  url: string;
+  format: "json" | "text";
+  clock: Clock;
+  logger: Logger;
+  keepalive: Pick<KeepAlive, "status" | "cause" | "onChange">;
+  tokens: Pick<TokenManager, "info" | "onReplaced">;
+  /** Renders an instant in school time for the messages. */
+  label: (ms: number) => string;
+  fetch?: FetchFn;
+}
+
+export class Alerts {
+  /** Conditions announced and not yet over. */
+  private readonly active = new Set<Condition>();
+  private timer: TimerHandle | null = null;
+  private running: Promise<void> = Promise.resolve();
+  private readonly fetchFn: FetchFn;
+
+  constructor(private readonly opts: AlertOptions) {
+    this.fetchFn = opts.fetch ?? fetch;
+    opts.keepalive.onChange(() => this.check());
+    opts.tokens.onReplaced(() => this.check());
+  }
+
+  start(): void {
+    this.timer = this.opts.clock.setInterval(() => this.check(), CHECK_EVERY_MS);
+    this.check();
+  }
+
+  stop(): void {
+    this.timer?.cancel();
+    this.timer = null;
+  }
+
+  /** Resolves once every check queued so far has run (tests await it). */
+  settled(): Promise<void> {
+    return this.running;
+  }
+
+  /** Checks run one after another, so an alert cannot be sent twice by overlapping checks. */
+  check(): void {
+    this.running = this.running.then(() => this.evaluate()).catch(() => undefined);
+  }
+
+  private current(): Map<Condition, string> {
+    const now = this.opts.clock.now();
+    const out = new Map<Condition, string>();
+    const ka = this.opts.keepalive.status();
+    // "Stopped" because nothing is configured yet is the owner's set-up, not an event.
+    if (ka.state === "stopped" && this.opts.keepalive.cause === "upstream_401")
+      out.set(
+        "keepalive_stopped",
+        `portal-bridge: the keep-alive stopped (${ka.stopped_reason ?? "stopped"}). The portal session is gone: log in in a browser, copy the jwt cookie and paste it at /token.`,
+      );
+    const token = this.opts.tokens.info;
+    if (token) {
+      const left = token.claims.exp - now;
+      if (left < TOKEN_ALERT_MS) {
+        const days = Math.floor(Math.max(0, left) / 86_400_000);
+        const hours = Math.floor((Math.max(0, left) % 86_400_000) / 3600_000);
+        out.set(
+          "token_expiring",
+          left <= 0
+            ? "portal-bridge: the portal token has expired. Log in in a browser and paste a fresh jwt cookie at /token."
+            : `portal-bridge: the portal token expires ${this.opts.label(token.claims.exp)} (in ${days} d ${hours} h). Log in in a browser and paste a fresh jwt cookie at /token before then.`,
+        );
+      }
+    }
+    return out;
+  }
+
+  private async evaluate(): Promise<void> {
+    const now = this.current();
+    for (const [cond, message] of now)
+      if (!this.active.has(cond) && (await this.send(cond, message))) this.active.add(cond);
+    const over = [...this.active].filter((c) => !now.has(c));
+    if (over.length === 0) return;
+    const token = this.opts.tokens.info;
+    const message = `portal-bridge: recovered (${over.map((c) => c.replace("_", " ")).join(", ")} no longer applies); keep-alive ${this.opts.keepalive.status().state}${token ? `, token valid until ${this.opts.label(token.claims.exp)}` : ""}.`;
+    if (await this.send("recovered", message)) for (const c of over) this.active.delete(c);
+  }
+
+  private async send(event: AlertEvent, message: string): Promise<boolean> {
+    const at = toIso(this.opts.clock.now());
+    const text = this.opts.format === "text";
+    const ac = new AbortController();
+    const timer = this.opts.clock.setTimeout(() => ac.abort(), SEND_TIMEOUT_MS);
+    try {
+      const res = await this.fetchFn(this.opts.url, {
+        method: "POST",
+        headers: {
+          "content-type": text ? "text/plain; charset=utf-8" : "application/json",
+          // ntfy shows it as the title; others ignore it.
+          ...(text ? { title: `portal-bridge: ${event.replace("_", " ")}` } : {}),
+        },
+        body: text ? message : JSON.stringify({ event, message, at }),
+        redirect: "manual",
+        signal: ac.signal,
+      });
+      await res.body?.cancel().catch(() => undefined);
+      if (res.status < 200 || res.status >= 300) {
+        this.opts.logger.warn(
+          { alert: event, status: res.status },
+          `alert webhook answered HTTP ${res.status}; will retry`,
+        );
+        return false;
+      }
+      this.opts.logger.info({ alert: event }, `alert sent: ${event}`);
+      return true;
+    } catch (err) {
+      // The URL can carry a secret topic: never logged.
+      this.opts.logger.warn(
+        { alert: event, cause: (err as Error)?.name ?? "error" },
+        "alert webhook could not be reached; will retry",
+      );
+      return false;
+    } finally {
+      timer.cancel();
+    }
+  }
+}
