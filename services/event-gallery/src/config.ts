@@ -31,6 +31,29 @@ export const envSpec = {
   FFPROBE_PATH: envVar(z.string().min(1).optional(), "ffprobe binary for video size and duration", {
     defaultText: "next to FFMPEG_PATH, else ffprobe on PATH",
   }),
+  GALLERY_PUBLIC_URL: envVar(
+    z
+      .string()
+      .refine((s) => /^https?:\/\/[^\s/]+/.test(s) && URL.canParse(s), "must be an http(s) URL")
+      .transform((s) => s.replace(/\/+$/, ""))
+      .optional(),
+    "address guests open (QR code, printed card); the admin's public_url setting overrides it",
+    { defaultText: "the address the host page was opened at" },
+  ),
+  GALLERY_TIMEZONE: envVar(
+    z
+      .string()
+      .refine((tz) => {
+        try {
+          new Intl.DateTimeFormat("en", { timeZone: tz });
+          return true;
+        } catch {
+          return false;
+        }
+      }, "must be an IANA time zone such as Europe/Berlin")
+      .default("Europe/Berlin"),
+    "IANA time zone for times shown in the Memories keepsake viewer",
+  ),
   GALLERY_RESUMABLE_TTL_HOURS: envVar(
     z.coerce.number().positive().max(24 * 365).default(24),
     "hours an unfinished resumable (tus) upload is kept before it and its bytes are removed",

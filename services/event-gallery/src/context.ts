@@ -39,6 +39,14 @@ export interface Settings {
   delta_rate_per_min: number;
   export_downloads_per_day: number;
   max_upload_bytes: number;
+  /** Hosts approve guests' uploads before anyone else sees them (issue 14). */
+  premoderation: boolean;
+  welcome_text_en: string;
+  welcome_text_de: string;
+  /** `#rrggbb`. */
+  accent_color: string;
+  /** Overrides GALLERY_PUBLIC_URL for the QR code and printed card; null = the env value. */
+  public_url: string | null;
 }
 export interface SettingsStore {
   get<K extends keyof Settings>(key: K): Promise<Settings[K]>;

@@ -288,7 +288,7 @@ export function createDerivativeWorker(
   function boot(): void {
     if (!running) return;
     unsubscribe = ctx.bus.subscribe((event) => {
-      if (event === "new-upload") kick();
+      if (event === "new-upload" || event === "upload-pending") kick();
     });
     timers.push(clock.setInterval(kick, opts.pollMs ?? 5_000));
     const runReclaim = () => {

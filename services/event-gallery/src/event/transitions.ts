@@ -101,21 +101,24 @@ export interface HostEventView {
 }
 
 /**
- * GET /host/event. The estimate counts the jobs a build would need: the armed ones once released,
- * both archives before a release (what releasing would arm).
+ * GET /host/event. The estimate is the size of the keepsake (both archives), before and after the
+ * release; the low-disk warning counts only the builds still to run (armed jobs once released).
+ * Counting only armed jobs in the estimate showed "0 B" once the builds were done (issue 14).
  */
 export async function hostEventView(ctx: GalleryContext): Promise<HostEventView> {
   const { db } = ctx.database;
   const event = await getEvent(db);
   const armed = event.export_released_at ? await countArmedJobs(db, event.export_epoch) : EXPORT_KINDS.length;
-  const estimate = keepsakeEstimate(await visibleOriginalBytes(db), armed);
+  const originals = await visibleOriginalBytes(db);
+  const estimate = keepsakeEstimate(originals, EXPORT_KINDS.length);
+  const stillNeeded = keepsakeEstimate(originals, armed);
   const { free_bytes } = await ctx.disk.stat();
   return {
     event: await summarizeEvent(ctx),
     uploads_locked_at: event.uploads_locked_at,
     export_released_at: event.export_released_at,
     export_epoch: event.export_epoch,
-    low_disk_warning: free_bytes < LOW_DISK_BYTES || estimate > free_bytes,
+    low_disk_warning: free_bytes < LOW_DISK_BYTES || stillNeeded > free_bytes,
     free_bytes,
     keepsake_estimate_bytes: estimate,
   };

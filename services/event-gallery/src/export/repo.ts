@@ -1,6 +1,7 @@
 import type { Dialect, Kysely, Selectable } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { ExportJobsTable, ExportKind, GalleryDB } from "../db/schema.js";
+import { visibleUpload } from "../feed/visibility.js";
 
 /** Every SQL statement of the keepsake export (jobs, content snapshot, download accounting). */
 
@@ -204,11 +205,9 @@ const visibleUploadsQuery = (db: Kysely<GalleryDB>) =>
   db
     .selectFrom("uploads as u")
     .innerJoin("users as us", "us.id", "u.user_id")
-    .where("u.deleted_at", "is", null)
+    .where(visibleUpload("u", "us"))
     .where("u.original_path", "is not", null)
-    .where("u.original_path", "!=", "")
-    .where("us.is_banned", "=", 0)
-    .where("us.uploads_hidden_at", "is", null);
+    .where("u.original_path", "!=", "");
 
 export async function visibleUploads(db: Kysely<GalleryDB>): Promise<SnapshotUpload[]> {
   const rows = await visibleUploadsQuery(db)

@@ -22,6 +22,8 @@ export interface FeedItem {
   preview_url: string | null;
   display_url: string | null;
   thumbnail_url: string | null;
+  /** Pre-moderation: a guest sees "pending" only on their own uploads (issue 14). */
+  approval: "approved" | "pending";
 }
 
 /** Who is looking: `liked_by_me` is theirs, and media URLs carry their `?t=` media token. */
@@ -70,6 +72,7 @@ export async function loadFeedItems(
       "u.preview_path",
       "u.display_path",
       "u.thumbnail_path",
+      "u.approval",
       eb
         .selectFrom("likes as l")
         .innerJoin("users as lu", "lu.id", "l.user_id")
@@ -138,6 +141,7 @@ export async function loadFeedItems(
       preview_url: isVideo ? null : url("preview", r.preview_path),
       display_url: isVideo ? null : url("display", r.display_path),
       thumbnail_url: url("thumbnail", r.thumbnail_path),
+      approval: r.approval,
     });
   }
   return items;

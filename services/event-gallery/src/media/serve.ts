@@ -22,11 +22,14 @@ export async function resolveMedia(
   ctx: GalleryContext,
   id: string,
   variant: MediaVariant,
+  viewer?: { id: string; role: string },
 ): Promise<MediaFile> {
   const row = await ctx.database.db
     .selectFrom("uploads as u")
     .innerJoin("users as us", "us.id", "u.user_id")
     .select([
+      "u.user_id",
+      "u.approval",
       "u.media_type",
       "u.mime_type",
       "u.original_path",
@@ -40,6 +43,9 @@ export async function resolveMedia(
     .where("us.uploads_hidden_at", "is", null)
     .executeTakeFirst();
   if (!row) throw missing();
+  // A pending upload (pre-moderation) is served only to its uploader and hosts.
+  if (row.approval === "pending" && !(viewer && (viewer.id === row.user_id || viewer.role !== "guest")))
+    throw missing();
   if (row.media_type === "video" && (variant === "preview" || variant === "display")) throw missing();
   const rel = {
     original: row.original_path,

@@ -10,7 +10,8 @@ export type AuditAction =
   | "demote"
   | "reset_pin"
   | "remove_upload"
-  | "remove_comment";
+  | "remove_comment"
+  | "approve_upload";
 
 export async function recordAudit(
   trx: Kysely<GalleryDB>,

@@ -20,6 +20,17 @@ export const SETTINGS_SCHEMA: { [K in keyof Settings]: z.ZodType<Settings[K]> } 
   export_downloads_per_day: int(1, 10_000),
   // The upload route itself accepts at most 576 MiB.
   max_upload_bytes: int(1, 603_979_776),
+  premoderation: z.boolean(),
+  welcome_text_en: z.string().trim().max(1000),
+  welcome_text_de: z.string().trim().max(1000),
+  accent_color: z.string().regex(/^#[0-9a-fA-F]{6}$/).transform((s) => s.toLowerCase()),
+  public_url: z
+    .string()
+    .trim()
+    .max(500)
+    .refine((s) => /^https?:\/\/[^\s/]+/.test(s) && URL.canParse(s), "must be an http(s) URL")
+    .transform((s) => s.replace(/\/+$/, ""))
+    .nullable(),
 };
 
 export const SETTINGS_DEFAULTS: Settings = {
@@ -32,6 +43,11 @@ export const SETTINGS_DEFAULTS: Settings = {
   delta_rate_per_min: 120,
   export_downloads_per_day: 3,
   max_upload_bytes: 603_979_776,
+  premoderation: false,
+  welcome_text_en: "",
+  welcome_text_de: "",
+  accent_color: "#ff7a59",
+  public_url: null,
 };
 
 const isKey = (k: string): k is keyof Settings => Object.hasOwn(SETTINGS_DEFAULTS, k);

@@ -7,6 +7,7 @@ import { newId } from "@app/kit/ids";
 import type { Multipart, MultipartFile } from "@fastify/multipart";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
+import { announceUpload, pendingApprovalFor } from "../premoderation/rules.js";
 import { normalizeHashtags } from "./hashtags.js";
 import * as repo from "./repository.js";
 import { SNIFF_BYTES, type SniffedType, sniffMediaType } from "./sniff.js";
@@ -164,7 +165,7 @@ async function receiveFile(
     }
     throw err;
   }
-  ctx.bus.publish("new-upload", { id, user_id: user.id });
+  await announceUpload(ctx, id, user);
   return { status: 201, upload: await itemFor(ctx, user, id) };
 }
 
@@ -268,6 +269,7 @@ export async function commitUpload(
   alsoInTx?: (trx: typeof ctx.database.db, outcome: { replayOf?: string }) => Promise<void>,
 ): Promise<{ replayOf?: string }> {
   const { dialect } = ctx.database;
+  const approval = await pendingApprovalFor(ctx, user);
   return ctx.database.writeTx(async (trx) => {
     if (await repo.isUploadsLockedForShare(trx, dialect)) throw uploadsLocked();
     if (form.clientKey !== null) {
@@ -297,6 +299,7 @@ export async function commitUpload(
         original_path: stored.relPath,
         original_size_bytes: stored.size,
         created_at: ctx.clock.iso(),
+        approval,
       },
       form.hashtags,
     );

@@ -14,9 +14,9 @@ const IdParams = z.object({ id: z.string().max(64) });
 export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
   for (const variant of MEDIA_VARIANTS) {
     app.get(`/upload/:id/${variant}`, async (req, reply) => {
-      await ctx.auth.requireUser(req, { allowMediaToken: true });
+      const user = await ctx.auth.requireUser(req, { allowMediaToken: true });
       const { id } = parseInput(IdParams, req.params);
-      const file = await resolveMedia(ctx, id, variant);
+      const file = await resolveMedia(ctx, id, variant, user);
       return sendFileWithRange(reply, {
         path: file.path,
         size: file.size,

@@ -1,0 +1,77 @@
+import type { Kysely } from "@app/kit/db";
+import type { GalleryDB } from "../db/schema.js";
+
+/** SQL of pre-moderation and of a guest's own list (issue 14). */
+type Db = Kysely<GalleryDB>;
+
+export interface PageKey {
+  created_at: string;
+  id: string;
+}
+
+const isoOf = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
+
+/** Live pending uploads of users who are not banned or hidden, oldest first, after `after`. */
+export async function pendingPage(db: Db, after: PageKey | null, limit: number): Promise<PageKey[]> {
+  let q = db
+    .selectFrom("uploads as u")
+    .innerJoin("users as us", "us.id", "u.user_id")
+    .select(["u.id", "u.created_at"])
+    .where("u.approval", "=", "pending")
+    .where("u.deleted_at", "is", null)
+    .where("us.is_banned", "=", 0)
+    .where("us.uploads_hidden_at", "is", null);
+  if (after)
+    q = q.where((eb) =>
+      eb.or([
+        eb("u.created_at", ">", after.created_at),
+        eb.and([eb("u.created_at", "=", after.created_at), eb("u.id", ">", after.id)]),
+      ]),
+    );
+  const rows = await q.orderBy("u.created_at").orderBy("u.id").limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, created_at: isoOf(r.created_at) }));
+}
+
+export async function countPending(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("uploads as u")
+    .innerJoin("users as us", "us.id", "u.user_id")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("u.approval", "=", "pending")
+    .where("u.deleted_at", "is", null)
+    .where("us.is_banned", "=", 0)
+    .where("us.uploads_hidden_at", "is", null)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The user's own live uploads, pending included, newest first, before `before`. */
+export async function ownPage(db: Db, userId: string, before: PageKey | null, limit: number): Promise<PageKey[]> {
+  let q = db
+    .selectFrom("uploads as u")
+    .select(["u.id", "u.created_at"])
+    .where("u.user_id", "=", userId)
+    .where("u.deleted_at", "is", null);
+  if (before)
+    q = q.where((eb) =>
+      eb.or([
+        eb("u.created_at", "<", before.created_at),
+        eb.and([eb("u.created_at", "=", before.created_at), eb("u.id", "<", before.id)]),
+      ]),
+    );
+  const rows = await q.orderBy("u.created_at", "desc").orderBy("u.id", "desc").limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, created_at: isoOf(r.created_at) }));
+}
+
+/** The live row, locked for the approval decision. */
+export function lockLiveUpload(db: Db, id: string) {
+  return db
+    .selectFrom("uploads")
+    .select(["id", "user_id", "approval"])
+    .where("id", "=", id)
+    .where("deleted_at", "is", null);
+}
+
+export async function markApproved(trx: Db, id: string, now: string): Promise<void> {
+  await trx.updateTable("uploads").set({ approval: "approved", updated_at: now }).where("id", "=", id).execute();
+}

@@ -1,0 +1,116 @@
+import { toIso } from "@app/kit/clock";
+import { conflict, notFound, validationFailed } from "@app/kit/errors";
+import type { AuthedUser, GalleryContext } from "../context.js";
+import { bumpEpochIfReleased } from "../event/state.js";
+import { clampLimit, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
+import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
+import { recordAudit } from "../moderation/audit.js";
+import type { ModerationService } from "../moderation/service.js";
+import * as repo from "./repository.js";
+
+/**
+ * Pre-moderation (contract "Hosts and guests"): hosts list pending uploads oldest first, approve
+ * (the upload joins the feed, everyone hears `new-upload`) or reject (a takedown: the idempotency
+ * key stays claimed). Also the guest's own list, where pending uploads show as such.
+ */
+
+const encode = (k: repo.PageKey) => Buffer.from(JSON.stringify([k.created_at, k.id])).toString("base64url");
+function decode(raw: string): repo.PageKey {
+  try {
+    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") {
+      const at = Date.parse(v[0]);
+      if (!Number.isNaN(at) && v[1].length <= 64) return { created_at: toIso(at), id: v[1] };
+    }
+  } catch {}
+  throw validationFailed("cursor", "The cursor is not one this server issued.");
+}
+
+export interface Page {
+  items: FeedItem[];
+  next_cursor: string | null;
+}
+
+async function page(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  query: { limit?: string | undefined; cursor?: string | undefined },
+  keysOf: (cursor: repo.PageKey | null, limit: number) => Promise<repo.PageKey[]>,
+): Promise<Page> {
+  const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
+  const keys = await keysOf(query.cursor ? decode(query.cursor) : null, limit + 1);
+  const shown = keys.slice(0, limit);
+  const items = await loadFeedItems(
+    ctx.database.db,
+    shown.map((k) => k.id),
+    { id: user.id, mediaToken: await ctx.auth.mediaToken(user) },
+  );
+  const last = shown.at(-1);
+  return { items, next_cursor: keys.length > limit && last ? encode(last) : null };
+}
+
+/** GET /feed?mine=1: the caller's own live uploads, newest first, pending ones included. */
+export async function readMine(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  query: { limit?: string | undefined; cursor?: string | undefined },
+): Promise<Page> {
+  const settings = await ctx.settings.all();
+  await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
+  return page(ctx, user, query, (before, limit) => repo.ownPage(ctx.database.db, user.id, before, limit));
+}
+
+export class PremoderationService {
+  constructor(
+    private readonly ctx: GalleryContext,
+    private readonly moderation: ModerationService,
+  ) {}
+
+  /** GET /host/pending: oldest first, so the queue is worked in arrival order. */
+  listPending(user: AuthedUser, query: { limit?: string | undefined; cursor?: string | undefined }) {
+    return page(this.ctx, user, query, (after, limit) => repo.pendingPage(this.ctx.database.db, after, limit));
+  }
+
+  countPending(): Promise<number> {
+    return repo.countPending(this.ctx.database.db);
+  }
+
+  /** Approve a pending upload; approving an approved one changes nothing and answers it again. */
+  async approve(actor: AuthedUser, uploadId: string): Promise<FeedItem> {
+    const { database, clock } = this.ctx;
+    const approved = await database.writeTx(async (trx) => {
+      const row = await database.dialect.forUpdate(repo.lockLiveUpload(trx, uploadId)).executeTakeFirst();
+      if (!row) throw notFound("No such upload.");
+      if (row.approval !== "pending") return null;
+      const now = clock.iso();
+      await repo.markApproved(trx, uploadId, now);
+      // An upload approved after the release joins the keepsake: rebuild it.
+      await bumpEpochIfReleased(trx, clock);
+      await recordAudit(trx, database, {
+        actorId: actor.id,
+        action: "approve_upload",
+        targetType: "upload",
+        targetId: uploadId,
+        at: now,
+        details: { uploader_id: row.user_id },
+      });
+      return row;
+    });
+    if (approved) this.ctx.bus.publish("new-upload", { id: uploadId, user_id: approved.user_id });
+    const [item] = await loadFeedItems(database.db, [uploadId], {
+      id: actor.id,
+      mediaToken: await this.ctx.auth.mediaToken(actor),
+    });
+    if (!item) throw notFound("No such upload.");
+    return item;
+  }
+
+  /** Reject = host takedown of a pending upload (the idempotency key stays claimed). */
+  async reject(actor: AuthedUser, uploadId: string): Promise<void> {
+    const row = await repo.lockLiveUpload(this.ctx.database.db, uploadId).executeTakeFirst();
+    if (!row) throw notFound("No such upload.");
+    if (row.approval !== "pending")
+      throw conflict("not_pending", "This upload is already approved; remove it from the feed instead.");
+    await this.moderation.takedownUpload(actor, uploadId);
+  }
+}
