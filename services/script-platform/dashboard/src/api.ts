@@ -177,6 +177,8 @@ export interface Script {
   timeout_seconds?: number | null;
   sandbox?: Record<string, number> | null;
   updated_at?: string;
+  language?: "javascript" | "typescript";
+  version?: number;
 }
 export interface Route {
   id: string;

@@ -10,6 +10,9 @@ export interface SourceProblem {
 
 export interface EditorHandle {
   value(): string;
+  /** Replace the whole text (a restored or viewed version). */
+  setValue(text: string): void;
+  setTypeScript(on: boolean): void;
   showProblems(problems: SourceProblem[]): void;
 }
 
@@ -18,6 +21,7 @@ export function CodeEditor(props: {
   onReady: (handle: EditorHandle) => void;
   onChange?: () => void;
   onSave?: () => void;
+  typescript?: boolean;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const onChange = useRef(props.onChange);
@@ -36,6 +40,7 @@ export function CodeEditor(props: {
           props.initial,
           () => onChange.current?.(),
           () => onSave.current?.(),
+          props.typescript === true,
         );
         editor = created;
         props.onReady(created);

@@ -10,6 +10,7 @@ import { ExecutionsPage } from "./views/executions.js";
 import { LoginPage } from "./views/login.js";
 import { ScriptEditorPage } from "./views/script-editor.js";
 import { ScriptsPage } from "./views/scripts.js";
+import { SdkPage } from "./views/sdk.js";
 import { SecretsPage } from "./views/secrets.js";
 import { TopicsPage } from "./views/topics.js";
 import { TriggersPage } from "./views/triggers.js";
@@ -86,6 +87,7 @@ function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
           ))}
         </select>
         <span class="spacer" />
+        <Link href="/sdk">SDK</Link>
         <span class="muted who">{admin.username}</span>
         <button
           type="button"
@@ -121,6 +123,7 @@ type P = Record<string, string>;
 const PAGES: Array<[string, (p: P) => JSX.Element]> = [
   ["/", () => <AppsPage />],
   ["/apps", () => <AppsPage />],
+  ["/sdk", () => <SdkPage />],
   ["/apps/:app", (p) => <AppSettings appId={p.app!} />],
   ["/apps/:app/scripts", (p) => <ScriptsPage appId={p.app!} />],
   ["/apps/:app/scripts/new", (p) => <ScriptEditorPage appId={p.app!} scriptId={null} />],

@@ -12,6 +12,7 @@ import {
   useAction,
   useResource,
 } from "../ui.js";
+import { RunPanel, VersionsPanel } from "./authoring.js";
 import { RoutesPanel } from "./routes.js";
 
 const NEW_SOURCE = `export default async function (ctx) {
@@ -19,6 +20,12 @@ const NEW_SOURCE = `export default async function (ctx) {
   return { statusCode: 200, body: { hello: ctx.request.query.name ?? "world" } };
 }
 `;
+const NEW_TS_SOURCE = `export default async function (ctx: Context): Promise<ScriptResponse> {
+  log.info("hello from", ctx.request?.path);
+  return { statusCode: 200, body: { hello: ctx.request?.query.name ?? "world" } };
+}
+`;
+type Language = "javascript" | "typescript";
 
 /** The line-bearing problems of a 422 answer: `{line, column?}` on the error or an `errors` list. */
 export function problemsFrom(err: unknown): SourceProblem[] {
@@ -43,11 +50,29 @@ export function ScriptEditorPage({ appId, scriptId }: { appId: string; scriptId:
     () => (scriptId ? api.get<Script>(`scripts/${scriptId}`) : Promise.resolve(null)),
     [scriptId],
   );
+  const [restored, setRestored] = useState<Script | null>(null);
   if (!script.data && script.data !== null) return <Loading resource={script} />;
+  const current =
+    restored &&
+    script.data &&
+    restored.version !== undefined &&
+    restored.version >= (script.data.version ?? 0)
+      ? restored
+      : script.data;
+  // A restore remounts the form (keyed by the restored version) so the editor shows that source.
   return (
     <>
-      <ScriptForm appId={appId} script={script.data} onSaved={script.reload} />
-      {script.data && <RoutesPanel script={script.data} />}
+      <ScriptForm key={restored?.version ?? 0} appId={appId} script={current} onSaved={script.reload} />
+      {current && (
+        <VersionsPanel
+          script={current}
+          onRestored={(s) => {
+            setRestored(s);
+            script.reload();
+          }}
+        />
+      )}
+      {current && <RoutesPanel script={current} />}
     </>
   );
 }
@@ -65,6 +90,7 @@ function ScriptForm({
   const form = useRef<HTMLFormElement>(null);
   const [name, setName] = useState(script?.name ?? "");
   const [kind, setKind] = useState<ScriptKind>(script?.kind ?? "endpoint");
+  const [language, setLanguage] = useState<Language>(script?.language ?? "javascript");
   const [description, setDescription] = useState(script?.description ?? "");
   const [timeout, setTimeoutText] = useState(script?.timeout_seconds ? String(script.timeout_seconds) : "");
   const [sandbox, setSandbox] = useState(
@@ -82,6 +108,7 @@ function ScriptForm({
       const body: Record<string, unknown> = {
         name,
         kind,
+        language,
         source: editor.current?.value() ?? "",
         description,
         sandbox: parseJsonField("Sandbox overrides", sandbox) ?? {},
@@ -121,6 +148,24 @@ function ScriptForm({
               <option value="module">module</option>
             </select>
           </Field>
+          <Field label="Language" hint="TypeScript types are stripped at save.">
+            <select
+              name="language"
+              value={language}
+              onChange={(e) => {
+                const next = e.currentTarget.value as Language;
+                setLanguage(next);
+                editor.current?.setTypeScript(next === "typescript");
+                // A new script still holding the starter text gets the starter of the other language.
+                const text = editor.current?.value();
+                if (!script && (text === NEW_SOURCE || text === NEW_TS_SOURCE))
+                  editor.current?.setValue(next === "typescript" ? NEW_TS_SOURCE : NEW_SOURCE);
+              }}
+            >
+              <option value="javascript">JavaScript</option>
+              <option value="typescript">TypeScript</option>
+            </select>
+          </Field>
           <Field label="Timeout (s)" hint="Default 30, at most 300.">
             <input
               name="timeout_seconds"
@@ -141,9 +186,12 @@ function ScriptForm({
         </Field>
         <div class="field">
           <span>
-            Source <small class="muted">(Ctrl+S or ⌘S saves)</small>
+            Source <small class="muted">(Ctrl+S or ⌘S saves; Ctrl+Space completes SDK names)</small>{" "}
+            <Link href="/sdk">SDK reference</Link>
+            {script?.version ? <small class="muted"> · version {script.version}</small> : null}
           </span>
           <CodeEditor
+            typescript={language === "typescript"}
             initial={script?.source ?? NEW_SOURCE}
             onReady={(h) => {
               editor.current = h;
@@ -198,6 +246,9 @@ function ScriptForm({
         </div>
         <ErrorNote error={remove.error} />
       </form>
+      {script && script.kind === "endpoint" && (
+        <RunPanel script={script} editor={editor} language={language} />
+      )}
     </Section>
   );
 }
