@@ -1,5 +1,6 @@
 import { commonEnv, type EnvValues, envBool, envInt, envVar } from "@app/kit/config";
 import { z } from "zod";
+import { engineEnv } from "./execution/engine-env.js";
 import { triggersEnv } from "./triggers/settings.js";
 
 const optionalText = z.string().min(1).optional();
@@ -72,6 +73,7 @@ export const envSpec = {
     "ceiling (and default) of sandbox.max_expr_depth, expression nesting checked at save time",
   ),
   ...triggersEnv,
+  ...engineEnv,
 };
 
 export type Config = EnvValues<typeof envSpec>;

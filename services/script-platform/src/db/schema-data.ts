@@ -97,10 +97,16 @@ export interface ExecutionsTable {
   duration_ms: number | null;
   /** JSON text: [{level, message, at}] */
   logs: string;
-  /** JSON text: {kind, message} or null */
+  /** JSON text: {code, message} or null (older rows: {kind, message}) */
   error: string | null;
   created_at: string;
   finished_at: string | null;
+  /** Migration 0005: the structured error's parts (null when the run succeeded) and the running instance. */
+  error_code: WithDefault<string | null>;
+  error_stack: WithDefault<string | null>;
+  error_line: WithDefault<number | null>;
+  error_column: WithDefault<number | null>;
+  instance_id: WithDefault<string | null>;
 }
 
 export interface AbandonedExecutionsTable {

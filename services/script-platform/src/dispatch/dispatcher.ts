@@ -32,6 +32,8 @@ export interface DispatcherDeps {
   maxConcurrency: number;
   /** Poll interval for rows nobody announced (cron, retries coming due, other processes). */
   pollMs?: number;
+  /** How long a sync request's run waits for a slot of its app before failing as busy (503). */
+  syncWaitMs?: number;
 }
 
 const CLAIM_BATCH = 32;
@@ -115,7 +117,11 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
 
   const runRow = async (row: OutboxRow, script?: ScriptRecord): Promise<void> => {
-    const job = { ...toJob(row), script: script ?? null };
+    const job: Job = {
+      ...toJob(row),
+      script: script ?? null,
+      ...(row.reply_to && deps.syncWaitMs !== undefined ? { waitMs: deps.syncWaitMs } : {}),
+    };
     let finished: Finished;
     try {
       finished = await executor.run(job, shutdown.signal);
@@ -132,7 +138,14 @@ export function createDispatcher(deps: DispatcherDeps) {
           status: "failed",
           duration_ms: 0,
           logs: [],
-          error: { kind: "internal_error", message: "The script could not be run." },
+          error: {
+            code: "internal_error",
+            message: "The script could not be run.",
+            stack: null,
+            line: null,
+            column: null,
+          },
+          instance_id: instanceId,
           created_at: now,
           finished_at: now,
         },

@@ -2,6 +2,18 @@ import type { Database, Kysely } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { LogEntry } from "../sandbox/engine.js";
 
+/**
+ * A failed run's error as records and draft runs carry it (contract "Authoring"): `line` and
+ * `column` are 1-based in the script's own source. Public callers never see `stack`.
+ */
+export interface RunError {
+  code: string;
+  message: string;
+  stack: string | null;
+  line: number | null;
+  column: number | null;
+}
+
 export interface ExecutionRecord {
   id: string;
   app_id: string;
@@ -10,7 +22,9 @@ export interface ExecutionRecord {
   status: "succeeded" | "failed";
   duration_ms: number;
   logs: LogEntry[];
-  error: { kind: string; message: string } | null;
+  error: RunError | null;
+  /** The process that ran it (scale-out: which instance claimed the row). */
+  instance_id: string | null;
   created_at: string;
   finished_at: string;
 }
@@ -22,7 +36,15 @@ export function executionsRepo(database: Database<PlatformDB>) {
     async insert(db: Kysely<PlatformDB>, e: ExecutionRecord): Promise<void> {
       await db
         .insertInto("executions")
-        .values({ ...e, logs: JSON.stringify(e.logs), error: e.error ? JSON.stringify(e.error) : null })
+        .values({
+          ...e,
+          logs: JSON.stringify(e.logs),
+          error: e.error ? JSON.stringify({ code: e.error.code, message: e.error.message }) : null,
+          error_code: e.error?.code ?? null,
+          error_stack: e.error?.stack ?? null,
+          error_line: e.error?.line ?? null,
+          error_column: e.error?.column ?? null,
+        })
         .onConflict((oc) => oc.column("id").doNothing())
         .execute();
     },
@@ -53,7 +75,8 @@ export function executionsRepo(database: Database<PlatformDB>) {
         status: r.status,
         duration_ms: r.duration_ms,
         logs: JSON.parse(r.logs) as LogEntry[],
-        error: r.error ? (JSON.parse(r.error) as unknown) : null,
+        error: errorOf(r),
+        instance_id: r.instance_id ?? null,
         created_at: d.fromTimestamp(r.created_at),
         finished_at: r.finished_at === null ? null : d.fromTimestamp(r.finished_at),
       }));
@@ -65,3 +88,22 @@ export function executionsRepo(database: Database<PlatformDB>) {
   };
 }
 export type ExecutionsRepo = ReturnType<typeof executionsRepo>;
+
+/** The structured error of a row; rows written before migration 0005 carry {kind, message} only. */
+function errorOf(r: {
+  error: string | null;
+  error_code?: string | null;
+  error_stack?: string | null;
+  error_line?: number | null;
+  error_column?: number | null;
+}): RunError | null {
+  if (!r.error) return null;
+  const j = JSON.parse(r.error) as { code?: string; kind?: string; message?: string };
+  return {
+    code: r.error_code ?? j.code ?? j.kind ?? "internal_error",
+    message: j.message ?? "",
+    stack: r.error_stack ?? null,
+    line: r.error_line === undefined || r.error_line === null ? null : Number(r.error_line),
+    column: r.error_column === undefined || r.error_column === null ? null : Number(r.error_column),
+  };
+}

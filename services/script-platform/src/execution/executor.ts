@@ -1,16 +1,18 @@
+import { createHash } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
 import type { ScriptLookup } from "../context.js";
 import type { SandboxPolicy } from "../control/sandbox-policy.js";
 import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
-import type { Engine, FailureKind, RunOutcome } from "../sandbox/engine.js";
+import type { ErrorDetail, FailureKind, RunOutcome } from "../sandbox/engine.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import { resolveLimits } from "../sandbox/limits.js";
 import type { ModuleResolver } from "../sandbox/module-loader.js";
+import type { PoolRun } from "../sandbox/pool.js";
 import { sdkHost } from "../sdk/host.js";
 import type { SdkDeps } from "../sdk/types.js";
 import { SDK_VERSION } from "../version.js";
-import type { ExecutionRecord } from "./executions-repo.js";
+import type { ExecutionRecord, RunError } from "./executions-repo.js";
 
 /** ctx.request as a script sees it. */
 export interface RequestView {
@@ -37,24 +39,59 @@ export interface Job {
   depth: number;
   /** The script as the request already loaded it (sync requests run in this process); else loaded here. */
   script?: ScriptRecord | null;
+  /** How long the run may wait for a slot of its app before failing as busy (sync requests); default unbounded. */
+  waitMs?: number;
 }
 
 export type JobOutcome =
   | { ok: true; value: unknown }
-  | { ok: false; kind: FailureKind | "script_not_found"; message: string };
+  | { ok: false; kind: FailureKind | "script_not_found"; message: string; detail?: ErrorDetail };
 
 export interface Finished {
   outcome: JobOutcome;
   record: ExecutionRecord;
 }
 
+/** What runs a script: the worker pool (pool.ts), or anything with its contract. */
+export interface ScriptRunner {
+  run(req: PoolRun): Promise<RunOutcome>;
+}
+
 export interface ExecutorDeps {
   clock: Clock;
   scripts: ScriptLookup;
   sandbox: Pick<SandboxPolicy, "ceilings">;
-  engine: Engine;
+  engine: ScriptRunner;
   modules: ModuleResolver;
   sdk: SdkDeps;
+  /** Written on every execution record: which process ran it. */
+  instanceId: string;
+}
+
+/** The record's error for a failed outcome (the stack and position only for script errors). */
+export function runError(outcome: JobOutcome): RunError | null {
+  if (outcome.ok) return null;
+  return {
+    code: outcome.kind,
+    message: outcome.message,
+    stack: outcome.detail?.stack ?? null,
+    line: outcome.detail?.line ?? null,
+    column: outcome.detail?.column ?? null,
+  };
+}
+
+/**
+ * The warm-context key of a run: app, script id, and a digest of the entry's and every imported
+ * module's source, so a change to any module the script reaches gives its dependants a new key.
+ */
+export function versionKey(
+  script: Pick<ScriptRecord, "app_id" | "id" | "name" | "source">,
+  modules: ReadonlyMap<string, string>,
+): string {
+  const h = createHash("sha256").update(script.name).update("\0").update(script.source);
+  for (const [name, src] of [...modules].sort(([a], [b]) => (a < b ? -1 : 1)))
+    h.update("\0").update(name).update("\0").update(src);
+  return `${script.app_id}:${script.id}:${h.digest("base64url").slice(0, 22)}`;
 }
 
 /**
@@ -78,7 +115,8 @@ export function createExecutor(deps: ExecutorDeps) {
           status: outcome.ok ? "succeeded" : "failed",
           duration_ms: durationMs,
           logs,
-          error: outcome.ok ? null : { kind: outcome.kind, message: outcome.message },
+          error: runError(outcome),
+          instance_id: deps.instanceId,
           created_at: startedAt,
           finished_at: clock.iso(),
         },
@@ -105,6 +143,9 @@ export function createExecutor(deps: ExecutorDeps) {
         event: job.event ?? null,
       };
       const outcome = await deps.engine.run({
+        appId: script.app_id,
+        key: versionKey(script, modules),
+        ...(job.waitMs !== undefined ? { waitMs: job.waitMs } : {}),
         name: script.name,
         source: script.source,
         modules,
@@ -121,7 +162,12 @@ export function createExecutor(deps: ExecutorDeps) {
       });
       const o: JobOutcome = outcome.ok
         ? { ok: true, value: outcome.value }
-        : { ok: false, kind: outcome.kind, message: outcome.message };
+        : {
+            ok: false,
+            kind: outcome.kind,
+            message: outcome.message,
+            ...(outcome.detail ? { detail: outcome.detail } : {}),
+          };
       return record(o, outcome.logs, outcome.durationMs);
     },
   };

@@ -1,4 +1,4 @@
-import { AppError } from "@app/kit/errors";
+import { AppError, unavailable } from "@app/kit/errors";
 import type { JobOutcome } from "./executor.js";
 
 export interface HttpAnswer {
@@ -78,6 +78,8 @@ export function failureError(outcome: Extract<JobOutcome, { ok: false }>): AppEr
       return new AppError(507, outcome.kind, outcome.message);
     case "script_error":
       return new AppError(502, "script_error", `The script failed: ${outcome.message}`);
+    case "busy":
+      return unavailable(1, outcome.message, "busy");
     case "script_not_found":
       return new AppError(404, "script_not_found", "The script does not exist.");
     default:

@@ -8,14 +8,24 @@ import type { ScriptRecord } from "../control/scripts-repo.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
 import { Inbox } from "../dispatch/inbox.js";
 import { encodeHttpPayload, type OutboxRow } from "../dispatch/outbox.js";
-import { Engine } from "../sandbox/engine.js";
-import { DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
+import { ScriptVisibleError } from "../sandbox/engine.js";
+import {
+  DEFAULT_TIMEOUT_SECONDS,
+  MAX_TIMEOUT_SECONDS,
+  resolveLimits,
+  type SandboxKnobs,
+} from "../sandbox/limits.js";
 import { ModuleResolver } from "../sandbox/module-loader.js";
+import { EnginePool } from "../sandbox/pool.js";
+import { sdkHost } from "../sdk/host.js";
 import { createOutboundHttp, type OutboundHttp } from "../sdk/http.js";
 import type { SdkDeps } from "../sdk/types.js";
 import { principalToJson } from "../triggers/principal.js";
-import { executionsRepo } from "./executions-repo.js";
-import { createExecutor, type Executor, type JobOutcome, type RequestView } from "./executor.js";
+import { SDK_VERSION } from "../version.js";
+import { appConcurrency } from "./engine-env.js";
+import { executionsRepo, type RunError } from "./executions-repo.js";
+import { createExecutor, type Executor, type JobOutcome, type RequestView, runError } from "./executor.js";
+import { failureError, toHttpAnswer } from "./response.js";
 
 /** Default bound of waiting async HTTP requests per app (see Runtime.limits). */
 export const MAX_PENDING_ASYNC_PER_APP = 10_000;
@@ -23,8 +33,47 @@ export const MAX_PENDING_ASYNC_PER_APP = 10_000;
 /** Extra wait for a sync result beyond the script's own timeout (seed: timeout plus 2 s). */
 export const SYNC_GRACE_MS = 2000;
 
+/**
+ * How long a sync request (or a draft run) waits for a run slot of its app before 503 `busy`
+ * (PLATFORM_APP_CONCURRENCY); triggered runs wait in the pool's queue without a bound.
+ */
+export const SYNC_QUEUE_WAIT_MS = 1000;
+
+/** A draft run's input (contract "Authoring", POST /admin/scripts/{id}:run; see coord notes). */
+export interface DraftInput {
+  appId: string;
+  /** A saved script: its name, sandbox and timeout apply. */
+  scriptId?: string | null;
+  /** Entry name without a saved script (default "draft"). */
+  name?: string;
+  /** JavaScript (TypeScript already stripped). */
+  source: string;
+  sandbox?: Partial<SandboxKnobs> | null;
+  timeoutSeconds?: number | null;
+  request: {
+    method: string;
+    path: string;
+    query?: Record<string, string> | undefined;
+    headers?: Record<string, string> | undefined;
+    body?: unknown;
+  };
+  principal: Principal | null;
+  /** Default false: SDK writes emit no trigger events. */
+  fireTriggers?: boolean;
+}
+
+export interface DraftResult {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+  logs: { level: string; message: string; at: string }[];
+  duration_ms: number;
+  error: RunError | null;
+}
+
 export interface Runtime {
-  engine: Engine;
+  /** The sandbox worker pool every run goes through. */
+  engine: EnginePool;
   modules: ModuleResolver;
   http: OutboundHttp;
   sdk: SdkDeps;
@@ -38,6 +87,10 @@ export interface Runtime {
   limits: { maxPendingAsyncPerApp: number };
   /** Run a script for an HTTP request: sync waits for the outcome, async answers at once. */
   invoke(input: InvokeInput): Promise<InvokeResult>;
+  /** Run an unsaved source through the same pool, sandbox, limits and SDK: no outbox row, no record. */
+  runDraft(input: DraftInput): Promise<DraftResult>;
+  /** Stops the worker pool (after the dispatcher stopped). */
+  close(): Promise<void>;
 }
 
 export interface InvokeInput {
@@ -62,9 +115,16 @@ declare module "../context.js" {
   }
 }
 
-export function createRuntime(ctx: PlatformContext): Runtime {
+export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
   const { clock, logger, database, config } = ctx;
-  const engine = new Engine({ clock, logger });
+  const engine = await EnginePool.start({
+    workers: config.PLATFORM_WORKERS,
+    appConcurrency: appConcurrency(config),
+    sdkCallsInFlight: config.PLATFORM_SDK_CALLS_IN_FLIGHT,
+    sdkCallsPerRun: config.PLATFORM_SDK_CALLS_PER_RUN,
+    clock,
+    logger,
+  });
   const modules = new ModuleResolver(ctx.scripts, config.PLATFORM_MODULE_CACHE_SIZE);
   const http = createOutboundHttp({ allowPrivate: config.PLATFORM_HTTP_ALLOW_PRIVATE });
   const instanceId = `${hostname().replace(/[^A-Za-z0-9.-]/g, "_")}-${process.pid}-${newId().slice(-12)}`;
@@ -87,6 +147,7 @@ export function createRuntime(ctx: PlatformContext): Runtime {
     engine,
     modules,
     sdk,
+    instanceId,
   });
   dispatcher = createDispatcher({
     database,
@@ -96,6 +157,7 @@ export function createRuntime(ctx: PlatformContext): Runtime {
     inbox,
     instanceId,
     maxConcurrency: config.PLATFORM_MAX_CONCURRENCY,
+    syncWaitMs: SYNC_QUEUE_WAIT_MS,
   });
   const d = dispatcher;
   const limits = { maxPendingAsyncPerApp: MAX_PENDING_ASYNC_PER_APP };
@@ -164,12 +226,130 @@ export function createRuntime(ctx: PlatformContext): Runtime {
     return { kind: "done", execution_id: executionId, outcome };
   };
 
-  return { engine, modules, http, sdk, executor, inbox, dispatcher: d, limits, invoke };
+  const runDraft = async (input: DraftInput): Promise<DraftResult> => {
+    const started = clock.now();
+    const saved = input.scriptId ? await ctx.scripts.byId(input.scriptId) : null;
+    if (input.scriptId && (!saved || saved.app_id !== input.appId))
+      throw new ScriptVisibleError("The script does not exist.");
+    const name = saved?.name ?? input.name ?? "draft";
+    const executionId = `draft-${newId()}`;
+    const fail = (
+      o: Extract<JobOutcome, { ok: false }>,
+      logs: DraftResult["logs"],
+      ms: number,
+    ): DraftResult => {
+      const e = failureError(o);
+      return {
+        status: e.status,
+        headers: { "content-type": "application/json; charset=utf-8" },
+        body: { error: { code: e.code, message: e.message } },
+        logs,
+        duration_ms: ms,
+        error: runError(o),
+      };
+    };
+    let imports: Map<string, string>;
+    try {
+      // Imports resolve against the app's saved modules; the draft is keyed by content, not by row.
+      imports = await modules.resolve({
+        id: `draft:${executionId}`,
+        app_id: input.appId,
+        name,
+        source: input.source,
+        updated_at: executionId,
+      } as ScriptRecord);
+    } catch (err) {
+      if (!(err instanceof ScriptVisibleError)) throw err;
+      return fail({ ok: false, kind: "script_error", message: err.message }, [], clock.now() - started);
+    }
+    const request: RequestView = {
+      method: input.request.method.toUpperCase(),
+      path: input.request.path,
+      headers: Object.fromEntries(
+        Object.entries(input.request.headers ?? {}).map(([k, v]) => [k.toLowerCase(), String(v)]),
+      ),
+      body: input.request.body ?? null,
+      params: {},
+      query: input.request.query ?? {},
+      rest: "",
+    };
+    const outcome = await engine.run({
+      appId: input.appId,
+      key: null,
+      waitMs: SYNC_QUEUE_WAIT_MS,
+      name,
+      source: input.source,
+      modules: imports,
+      ctx: {
+        execution_id: executionId,
+        script_id: saved?.id ?? null,
+        script_name: name,
+        app_id: input.appId,
+        request_id: executionId,
+        invocation_type: "http",
+        sdk_version: SDK_VERSION,
+        request,
+        event: null,
+      },
+      limits: resolveLimits(
+        saved ? saved.sandbox : (input.sandbox ?? {}),
+        saved ? saved.timeout_seconds : (input.timeoutSeconds ?? null),
+        ctx.sandbox.ceilings,
+      ),
+      host: sdkHost(sdk, {
+        appId: input.appId,
+        scriptId: saved?.id ?? executionId,
+        executionId,
+        principal: input.principal,
+        // A write at the maximum chain depth emits no trigger events: a draft fires none unless asked.
+        depth: input.fireTriggers ? 0 : config.PLATFORM_MAX_TRIGGER_DEPTH,
+      }),
+    });
+    if (!outcome.ok)
+      return fail(
+        {
+          ok: false,
+          kind: outcome.kind,
+          message: outcome.message,
+          ...(outcome.detail ? { detail: outcome.detail } : {}),
+        },
+        outcome.logs,
+        outcome.durationMs,
+      );
+    const answer = toHttpAnswer(outcome.value);
+    let body: unknown = answer.body;
+    if (Buffer.isBuffer(answer.body)) {
+      body = answer.body.toString("base64");
+      answer.headers["x-body-encoding"] = "base64";
+    } else if (answer.headers["content-type"]?.startsWith("application/json")) body = JSON.parse(answer.body);
+    return {
+      status: answer.status,
+      headers: answer.headers,
+      body,
+      logs: outcome.logs,
+      duration_ms: outcome.durationMs,
+      error: null,
+    };
+  };
+
+  return {
+    engine,
+    modules,
+    http,
+    sdk,
+    executor,
+    inbox,
+    dispatcher: d,
+    limits,
+    invoke,
+    runDraft,
+    close: () => engine.close(),
+  };
 }
 
 /** Provider: builds the runtime into ctx.services.runtime. */
-export const runtimeProvider: ServiceProvider = (ctx) => {
-  ctx.services.runtime = createRuntime(ctx);
+export const runtimeProvider: ServiceProvider = async (ctx) => {
+  ctx.services.runtime = await createRuntime(ctx);
 };
 
 /** How long the executions log keeps an entry (the log is bounded by age). */
@@ -194,6 +374,7 @@ export const dispatcherWorker: WorkerFactory = (ctx) => {
     async stop() {
       timer?.cancel();
       await ctx.services.runtime.dispatcher.stop();
+      await ctx.services.runtime.close();
       await ctx.services.runtime.http.close();
     },
   };

@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
-import type { Logger } from "@app/kit/logger";
 import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
 import { decodeFromGuest, encodeForGuest, SizeLimitError } from "./boundary.js";
 import { memoryBytes, OPS_PER_INTERRUPT, type RunLimits, stackBytes } from "./limits.js";
@@ -14,7 +13,16 @@ export type FailureKind =
   | "size_limit"
   | "call_depth_limit"
   | "script_error"
-  | "internal_error";
+  | "internal_error"
+  /** No run slot for the app within the wait (PLATFORM_APP_CONCURRENCY): 503 with Retry-After. */
+  | "busy";
+
+/** Where a script error came from: its stack and the 1-based line/column in the entry's source. */
+export interface ErrorDetail {
+  stack: string | null;
+  line: number | null;
+  column: number | null;
+}
 
 export type LogLevel = "trace" | "debug" | "info" | "warn" | "error";
 export interface LogEntry {
@@ -25,14 +33,32 @@ export interface LogEntry {
 
 export type RunOutcome =
   | { ok: true; value: unknown; logs: LogEntry[]; durationMs: number }
-  | { ok: false; kind: FailureKind; message: string; logs: LogEntry[]; durationMs: number };
+  | {
+      ok: false;
+      kind: FailureKind;
+      message: string;
+      logs: LogEntry[];
+      durationMs: number;
+      detail?: ErrorDetail;
+    };
 
 /** An error whose message the script may see (SDK validation, "not found", HTTP category...). */
 export class ScriptVisibleError extends Error {
-  constructor(message: string) {
+  /** Set on the guest's error object as `code` (e.g. `sdk_busy`) so a script can tell cases apart. */
+  constructor(
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
     this.name = "Error";
   }
+}
+
+/** What the engine needs of time: the deadline check and log timestamps. */
+export type EngineClock = Pick<Clock, "now" | "iso" | "setTimeout">;
+/** Where host-side failures are reported (pino's signature, or a worker's message port). */
+export interface EngineLog {
+  error(obj: object, msg: string): void;
 }
 
 /** The SDK side: one call per guest `hostCall(op, ...)`; the value returned crosses back. */
@@ -85,9 +111,25 @@ class GuestThrew extends Error {
     message: string,
     readonly depthOverflow: boolean,
     readonly outOfMemory: boolean,
+    readonly detail?: ErrorDetail,
   ) {
     super(message);
   }
+}
+
+/** The first stack frame in `file` (else the first frame): QuickJS writes `at f (file:line:col)`. */
+export function errorPosition(
+  stack: string | null,
+  file: string,
+): { line: number | null; column: number | null } {
+  if (!stack) return { line: null, column: null };
+  let first: { line: number; column: number } | null = null;
+  for (const m of stack.matchAll(/([^\s():]+):(\d+)(?::(\d+))?\)?\s*$/gm)) {
+    const pos = { line: Number(m[2]), column: m[3] ? Number(m[3]) : 0 };
+    if (m[1] === file) return { line: pos.line, column: pos.column || null };
+    first ??= pos;
+  }
+  return first ? { line: first.line, column: first.column || null } : { line: null, column: null };
 }
 
 /**
@@ -98,7 +140,20 @@ class GuestThrew extends Error {
  * whenever one of them settles.
  */
 export class Engine {
-  constructor(private readonly deps: { clock: Clock; logger: Logger }) {}
+  /**
+   * Set once the WASM module aborted (an engine assertion while freeing a run): its memory can no
+   * longer be trusted or reused. The pool replaces the worker that holds such an engine.
+   */
+  poisoned = false;
+
+  constructor(
+    private readonly deps: {
+      clock: EngineClock;
+      logger: EngineLog;
+      /** Extra prelude (in-sandbox web APIs, see web-apis.ts): `(function (host) {...})` source. */
+      webApis?: string;
+    },
+  ) {}
 
   async run(req: RunRequest): Promise<RunOutcome> {
     const { clock } = this.deps;
@@ -257,6 +312,8 @@ export class Engine {
               if (!(failure instanceof ScriptVisibleError) && !(failure instanceof SizeLimitError))
                 this.deps.logger.error({ err: failure, op }, "SDK call failed");
               const errH = vm.newError({ name: "Error", message });
+              if (failure instanceof ScriptVisibleError && failure.code)
+                vm.setProp(errH, "code", vm.newString(failure.code));
               deferred.reject(errH);
               errH.dispose();
             } finally {
@@ -272,6 +329,15 @@ export class Engine {
         }),
       );
 
+      const hostRandom = keep(
+        vm.newFunction("hostRandom", (nH) => {
+          const n = vm.typeof(nH) === "number" ? Math.floor(vm.getNumber(nH)) : 0;
+          if (!(n >= 0 && n <= 65_536)) throw new ScriptVisibleError("randomBytes: at most 65536 bytes.");
+          const b = randomBytes(n);
+          return vm.newArrayBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + n) as ArrayBuffer);
+        }),
+      );
+
       // Settle a possibly-promise handle, running jobs and waiting on host I/O as needed.
       const settle = async (h: QuickJSHandle): Promise<QuickJSHandle> => {
         for (;;) {
@@ -281,7 +347,7 @@ export class Engine {
           if (state.stop) throw new Stop();
           const ps = vm.getPromiseState(h);
           if (ps.type === "fulfilled") return ps.notAPromise ? h : keep(ps.value);
-          if (ps.type === "rejected") throw this.guestError(vm, keep(ps.error), internalErrorProto);
+          if (ps.type === "rejected") throw this.guestError(vm, keep(ps.error), internalErrorProto, req.name);
           if (pendingHost === 0 && !rt.hasPendingJob())
             throw new GuestThrew("The handler's promise never settled.", false, false);
           await waker.wait();
@@ -291,7 +357,7 @@ export class Engine {
         if (r.error) {
           const e = keep(r.error);
           if (state.stop) throw new Stop();
-          throw this.guestError(vm, e, internalErrorProto);
+          throw this.guestError(vm, e, internalErrorProto, req.name);
         }
         return keep(r.value);
       };
@@ -299,8 +365,19 @@ export class Engine {
       const preludeFn = unwrap(
         vm.evalCode(PRELUDE_SOURCE, "sdk-prelude.js", { type: "global", strict: true }),
       );
+      const webApis = this.deps.webApis
+        ? unwrap(vm.evalCode(this.deps.webApis, "web-apis.js", { type: "global", strict: true }))
+        : vm.undefined;
       const runFn = unwrap(
-        vm.callFunction(preludeFn, vm.undefined, hostCall, hostLog, keep(vm.newString(marker))),
+        vm.callFunction(
+          preludeFn,
+          vm.undefined,
+          hostCall,
+          hostLog,
+          keep(vm.newString(marker)),
+          hostRandom,
+          webApis,
+        ),
       );
       const ns = await settle(unwrap(vm.evalCode(req.source, req.name, { type: "module" })));
       const ctxEnc = encodeForGuest(req.ctx, marker, limits, false);
@@ -339,8 +416,14 @@ export class Engine {
           return finish({ ok: false, kind: "call_depth_limit", message: limitMessage("call_depth_limit") });
         if (err.outOfMemory)
           return finish({ ok: false, kind: "size_limit", message: limitMessage("size_limit") });
-        return finish({ ok: false, kind: "script_error", message: err.message });
+        return finish({
+          ok: false,
+          kind: "script_error",
+          message: err.message,
+          ...(err.detail ? { detail: err.detail } : {}),
+        });
       }
+      if (err instanceof Error && err.name === "RuntimeError") this.poisoned = true; // a WASM trap
       this.deps.logger.error({ err }, "script engine failure");
       return finish({ ok: false, kind: "internal_error", message: "The script engine failed." });
     } finally {
@@ -348,16 +431,29 @@ export class Engine {
       timer.cancel();
       req.signal?.removeEventListener("abort", onAbort);
       abort.abort();
-      for (const d of live) if (d.alive) d.dispose();
-      for (const h of handles.reverse()) if (h.alive) h.dispose();
-      vm.dispose();
-      rt.dispose();
+      try {
+        for (const d of live) if (d.alive) d.dispose();
+        for (const h of handles.reverse()) if (h.alive) h.dispose();
+        vm.dispose();
+        rt.dispose();
+      } catch (err) {
+        // QuickJS aborts the WASM module when a runtime it frees is inconsistent (a limit hit
+        // deep inside a builtin): the outcome stands, but this module must not run again.
+        this.poisoned = true;
+        this.deps.logger.error({ err }, "the script engine could not free a run");
+      }
     }
   }
 
   /** Describe a thrown guest value; engine limit errors are recognised by prototype identity. */
-  private guestError(vm: QuickJSContext, errH: QuickJSHandle, internalErrorProto: QuickJSHandle): GuestThrew {
+  private guestError(
+    vm: QuickJSContext,
+    errH: QuickJSHandle,
+    internalErrorProto: QuickJSHandle,
+    file: string,
+  ): GuestThrew {
     let isInternal = false;
+    let stack: string | null = null;
     let name = "Error";
     let message = "";
     if (vm.typeof(errH) === "object") {
@@ -373,14 +469,20 @@ export class Engine {
       } else protoResult.error.dispose();
       name = readString(vm, errH, "name") ?? "Error";
       message = readString(vm, errH, "message") ?? "";
+      stack = readString(vm, errH, "stack") ?? null;
     } else {
       const d = vm.dump(errH);
       message = typeof d === "string" ? d : (JSON.stringify(d) ?? String(d));
     }
     const depthOverflow = isInternal && message === "stack overflow";
     const outOfMemory = isInternal && message === "out of memory";
-    const text = `${name}: ${message}`;
-    return new GuestThrew(text.length > 1000 ? `${text.slice(0, 1000)}…` : text, depthOverflow, outOfMemory);
+    // Never an empty "Error: ": a script may throw an error without a message, or a non-error.
+    const text = message ? `${name}: ${message}` : `${name} (thrown without a message)`;
+    if (stack && stack.length > 4000) stack = `${stack.slice(0, 4000)}…`;
+    return new GuestThrew(text.length > 1000 ? `${text.slice(0, 1000)}…` : text, depthOverflow, outOfMemory, {
+      stack,
+      ...errorPosition(stack, file),
+    });
   }
 }
 

@@ -79,7 +79,7 @@ const SDK_PIECES: Record<string, string> = {
   })`,
 };
 
-export const PRELUDE_SOURCE = `(function (hostCall, hostLog, marker) {
+export const PRELUDE_SOURCE = `(function (hostCall, hostLog, marker, hostRandom, webApis) {
   "use strict";
   delete globalThis.InternalError;
   const U8 = Uint8Array, AB = ArrayBuffer, stringify = JSON.stringify, parse = JSON.parse;
@@ -115,6 +115,8 @@ export const PRELUDE_SOURCE = `(function (hostCall, hostLog, marker) {
       },
     });
   }
+  // In-sandbox web APIs (web-apis.ts) build on the same SDK call path.
+  if (typeof webApis === "function") webApis(freeze({ call, randomBytes: (n) => new U8(hostRandom(n)) }));
   return async function run(ns, ctxJson, ...ctxBlobs) {
     const handler = ns.default;
     if (typeof handler !== "function") throw new TypeError("The script has no default export function.");

@@ -54,7 +54,13 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    h = await startHarness({ PLATFORM_MAX_CONCURRENCY: "2", PLATFORM_HTTP_ALLOW_PRIVATE: "true" });
+    // Three workers and no per-app cap below them: the inbox bound (PLATFORM_MAX_CONCURRENCY) is tested here.
+    h = await startHarness({
+      PLATFORM_MAX_CONCURRENCY: "2",
+      PLATFORM_WORKERS: "3",
+      PLATFORM_APP_CONCURRENCY: "3",
+      PLATFORM_HTTP_ALLOW_PRIVATE: "true",
+    });
     appId = (await h.call("POST", "/api/v1/admin/apps", { slug: "rt" })).json().id;
     await h.call("POST", `/api/v1/admin/apps/${appId}/domains`, { host: "rt.test" });
   });
@@ -184,7 +190,7 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
     expect((await inject("GET", "/api/v1/nope")).statusCode).toBe(404);
     await runtime().dispatcher.idle();
     const failed = (await h.call("GET", `/api/v1/admin/apps/${appId}/executions?status=failed`)).json().items;
-    expect(failed.map((x: { error: { kind: string } }) => x.error.kind)).toEqual(
+    expect(failed.map((x: { error: { code: string } }) => x.error.code)).toEqual(
       expect.arrayContaining(["script_error", "operation_limit"]),
     );
   });
