@@ -58,7 +58,8 @@ export const NoBody = z.undefined().describe("No body");
 export function binary(contentType: string, description: string) {
   return {
     description,
-    content: { [contentType]: { schema: z.string().meta({ format: "binary" }) } },
+    // any: the handler sends a stream or a buffer, never a serialized body.
+    content: { [contentType]: { schema: z.any().meta({ type: "string", format: "binary" }) } },
   };
 }
 

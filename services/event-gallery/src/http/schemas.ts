@@ -117,7 +117,28 @@ export const ExportStatus = z.object({
 });
 export const Ticket = z.object({ ticket: z.string(), expires_at: iso });
 
-export const ConfigValues = z.record(z.string(), z.unknown());
+/** The admin's runtime config (the allowlist of contracts/event-gallery.md). */
+export const ConfigValues = z
+  .object({
+    event_name: z.string(),
+    quota_tolerance: z.number(),
+    upload_rate_per_hour: z.number(),
+    join_ip_rate_per_min: z.number(),
+    recover_ip_rate_per_min: z.number(),
+    feed_rate_per_min: z.number(),
+    delta_rate_per_min: z.number(),
+    export_downloads_per_day: z.number(),
+    max_upload_bytes: z.number(),
+  })
+  .meta({ id: "Config" });
+/** An export job as the host's rebuild reports it. */
+export const ExportJob = z.object({
+  kind: z.enum(["zip", "html"]),
+  status: z.string(),
+  epoch: z.number().int(),
+  progress_pct: z.number(),
+  message: z.string().nullable(),
+});
 export const DiskUsage = z.object({
   free_bytes: z.number(),
   total_bytes: z.number(),

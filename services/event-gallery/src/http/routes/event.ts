@@ -1,25 +1,35 @@
+import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { applyTransition, hostEventView, type Transition } from "../../event/transitions.js";
 import type { ExportWorker } from "../../export/worker.js";
+import { auth } from "../route-auth.js";
+import { EventInfo, HostEvent } from "../schemas.js";
 
 const TRANSITIONS: readonly Transition[] = ["lock", "unlock", "release", "reopen"];
 
 /** Host event routes: the event view and its transitions. */
 export function registerEventRoutes(api: FastifyInstance, ctx: GalleryContext, exports: ExportWorker): void {
-  api.get("/host/event", async (req) => {
-    await ctx.auth.requireUser(req, { minRole: "host" });
-    return hostEventView(ctx);
-  });
+  const r = typed(api);
+  r.get(
+    "/host/event",
+    { config: auth.host, schema: { response: { 200: HostEvent, ...errors(401, 403) } } },
+    async () => hostEventView(ctx),
+  );
 
   const effects = {
     jobsArmed: () => exports.kick(),
     releaseWithdrawn: () => exports.pruneArchives(),
   };
   for (const transition of TRANSITIONS) {
-    api.post(`/host/event/${transition}`, async (req) => {
-      const user = await ctx.auth.requireUser(req, { minRole: "host", write: true });
-      return { event: await applyTransition(ctx, user, transition, effects) };
-    });
+    r.post(
+      `/host/event/${transition}`,
+      {
+        config: auth.hostWrite,
+        schema: { response: { 200: z.object({ event: EventInfo }), ...errors(401, 403, 409) } },
+      },
+      async (req) => ({ event: await applyTransition(ctx, req.principal, transition, effects) }),
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { parseInput } from "@app/kit/validate";
+import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
@@ -12,43 +12,71 @@ import {
 } from "../../export/keepsake.js";
 import { TicketStore } from "../../export/tickets.js";
 import type { ExportWorker } from "../../export/worker.js";
+import { auth } from "../route-auth.js";
+import { ExportJob, ExportStatus, Ticket } from "../schemas.js";
 
 const TicketBody = z.strictObject({ kind: z.enum(["zip", "html"]) });
+// A missing or repeated ticket is simply no ticket (401 from openDownload), as before.
+const DownloadQuery = z.object({ ticket: z.string().optional().catch(undefined) });
 
 /** Keepsake export routes: status, download tickets, downloads, and the host's rebuild. */
 export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, exports: ExportWorker): void {
-  const tickets = new TicketStore(ctx.clock);
+  const tickets = new TicketStore(ctx.database.db, ctx.clock);
+  const r = typed(api);
 
-  api.get("/export/status", async (req) => {
-    // Banned guests keep read access and the keepsake download.
-    const user = await ctx.auth.requireUser(req);
-    return exportStatus(ctx, user);
-  });
+  // Banned guests keep read access and the keepsake download.
+  r.get(
+    "/export/status",
+    { config: auth.user, schema: { response: { 200: ExportStatus, ...errors(401) } } },
+    async (req) => exportStatus(ctx, req.principal),
+  );
 
-  api.post("/export/ticket", async (req, reply) => {
-    const user = await ctx.auth.requireUser(req);
-    const { kind } = parseInput(TicketBody, req.body ?? {});
-    return reply.code(201).send(await issueDownloadTicket(ctx, tickets, user, kind));
-  });
+  r.post(
+    "/export/ticket",
+    {
+      config: auth.user,
+      schema: { body: TicketBody, response: { 201: Ticket, ...errors(401, 404, 422, 429) } },
+    },
+    async (req, reply) =>
+      reply.code(201).send(await issueDownloadTicket(ctx, tickets, req.principal, req.body.kind)),
+  );
 
   for (const kind of ["zip", "html"] as const satisfies readonly ExportKind[]) {
     // GET only: a HEAD would spend the single-use ticket and count as a download.
-    api.get(`/export/${kind}/download`, { exposeHeadRoute: false }, async (req, reply) => {
-      const ticket = (req.query as Record<string, unknown>).ticket;
-      const dl = await openDownload(ctx, tickets, typeof ticket === "string" ? ticket : undefined, kind);
-      return reply
-        .type("application/zip")
-        .header("content-disposition", `attachment; filename="${dl.fileName}"`)
-        .header("content-length", String(dl.size))
-        .header("cache-control", "no-store")
-        .send(dl.handle.createReadStream());
-    });
+    r.get(
+      `/export/${kind}/download`,
+      {
+        exposeHeadRoute: false,
+        schema: {
+          querystring: DownloadQuery,
+          response: {
+            200: binary("application/zip", kind === "zip" ? "Gallery.zip" : "Memories.zip"),
+            ...errors(401, 404, 429),
+          },
+        },
+      },
+      async (req, reply) => {
+        const dl = await openDownload(ctx, tickets, req.query.ticket, kind);
+        return reply
+          .type("application/zip")
+          .header("content-disposition", `attachment; filename="${dl.fileName}"`)
+          .header("content-length", String(dl.size))
+          .header("cache-control", "no-store")
+          .send(dl.handle.createReadStream());
+      },
+    );
   }
 
-  api.post("/host/export/rebuild", async (req, reply) => {
-    await ctx.auth.requireUser(req, { minRole: "host", write: true });
-    const jobs = await rebuildFailed(ctx);
-    exports.kick();
-    return reply.code(202).send({ jobs: jobs.map(jobView) });
-  });
+  r.post(
+    "/host/export/rebuild",
+    {
+      config: auth.hostWrite,
+      schema: { response: { 202: z.object({ jobs: z.array(ExportJob) }), ...errors(401, 403, 409) } },
+    },
+    async (_req, reply) => {
+      const jobs = await rebuildFailed(ctx);
+      exports.kick();
+      return reply.code(202).send({ jobs: jobs.map(jobView) });
+    },
+  );
 }

@@ -1,8 +1,10 @@
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { IdentityService } from "../../identity/service.js";
+import { auth } from "../route-auth.js";
+import { Joined, Session } from "../schemas.js";
 
 // `name` is checked by the shared name rules (422 invalid_name / reserved_name), not here.
 const JoinBody = z.strictObject({
@@ -15,31 +17,43 @@ const AdminLoginBody = z.strictObject({ password: z.string().max(1024) });
 
 /** POST /join, /recover, /recover/request, /admin/login; DELETE /session. */
 export function registerIdentityRoutes(app: FastifyInstance, ctx: GalleryContext, identity: IdentityService) {
-  app.post("/join", async (req, reply) => {
-    const body = parseInput(JoinBody, req.body ?? {});
-    const r = await identity.join(ctx.auth.clientIp(req), body);
-    return reply.code(r.resumed ? 200 : 201).send({ token: r.token, pin: r.pin, user: r.user });
-  });
+  const api = typed(app);
+  api.post(
+    "/join",
+    { schema: { body: JoinBody, response: { 201: Joined, 200: Joined, ...errors(409, 422, 429) } } },
+    async (req, reply) => {
+      const r = await identity.join(ctx.auth.clientIp(req), req.body);
+      return reply.code(r.resumed ? 200 : 201).send({ token: r.token, pin: r.pin, user: r.user });
+    },
+  );
 
-  app.post("/recover", async (req) => {
-    const body = parseInput(RecoverBody, req.body ?? {});
-    return identity.recover(ctx.auth.clientIp(req), body);
-  });
+  api.post(
+    "/recover",
+    { schema: { body: RecoverBody, response: { 200: Session, ...errors(401, 422, 429) } } },
+    async (req) => identity.recover(ctx.auth.clientIp(req), req.body),
+  );
 
-  app.post("/recover/request", async (req, reply) => {
-    const body = parseInput(RequestBody, req.body ?? {});
-    await identity.requestPinReset(ctx.auth.clientIp(req), body);
-    return reply.code(204).send();
-  });
+  api.post(
+    "/recover/request",
+    { schema: { body: RequestBody, response: { 204: NoBody, ...errors(422, 429) } } },
+    async (req, reply) => {
+      await identity.requestPinReset(ctx.auth.clientIp(req), req.body);
+      return reply.code(204).send();
+    },
+  );
 
-  app.post("/admin/login", async (req) => {
-    const body = parseInput(AdminLoginBody, req.body ?? {});
-    return identity.adminLogin(ctx.auth.clientIp(req), body.password);
-  });
+  api.post(
+    "/admin/login",
+    { schema: { body: AdminLoginBody, response: { 200: Session, ...errors(401, 422, 429) } } },
+    async (req) => identity.adminLogin(ctx.auth.clientIp(req), req.body.password),
+  );
 
-  app.delete("/session", async (req, reply) => {
-    const user = await ctx.auth.requireUser(req);
-    await identity.logout(user.sessionId);
-    return reply.code(204).send();
-  });
+  api.delete(
+    "/session",
+    { config: auth.user, schema: { response: { 204: NoBody, ...errors(401) } } },
+    async (req, reply) => {
+      await identity.logout(req.principal.sessionId);
+      return reply.code(204).send();
+    },
+  );
 }

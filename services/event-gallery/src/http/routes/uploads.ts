@@ -1,11 +1,13 @@
 import { AppError } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { ingestUpload } from "../../uploads/ingest.js";
 import { deleteOwnUpload, editUpload } from "../../uploads/manage.js";
+import { auth } from "../route-auth.js";
+import { UploadBody } from "../schemas.js";
 
 const IdParams = z.object({ id: z.string().max(64) });
 const EditBody = z.strictObject({
@@ -15,35 +17,57 @@ const EditBody = z.strictObject({
 
 /** POST /upload (multipart, streamed), PATCH and DELETE /upload/{id}. */
 export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) {
+  const api = typed(app);
   // Multipart parsing only in this scope; limits are set per request from the live settings.
   app.register(async (scope) => {
     await scope.register(multipart, { throwFileSizeLimit: false, limits: { files: 1, fields: 64 } });
-    scope.post("/upload", async (req, reply) => {
-      const user = await ctx.auth.requireUser(req, { write: true });
-      if (!req.isMultipart())
-        throw new AppError(415, "unsupported_media_type", "Send the upload as multipart/form-data.");
-      const declared = Number(req.headers["content-length"]);
-      const result = await ingestUpload(
-        ctx,
-        user,
-        (limits) => req.parts({ limits }),
-        Number.isSafeInteger(declared) ? declared : null,
-      );
-      return reply.code(result.status).send({ upload: result.upload });
-    });
+    typed(scope).post(
+      "/upload",
+      {
+        config: auth.writer,
+        schema: {
+          description:
+            "multipart/form-data: `client_upload_id?`, `caption?`, `hashtags?` (comma or space separated, or repeated), then `file`. 201 new, 200 replay of the same key.",
+          response: { 201: UploadBody, 200: UploadBody, ...errors(401, 403, 409, 413, 415, 422, 429) },
+        },
+      },
+      async (req, reply) => {
+        if (!req.isMultipart())
+          throw new AppError(415, "unsupported_media_type", "Send the upload as multipart/form-data.");
+        const declared = Number(req.headers["content-length"]);
+        const result = await ingestUpload(
+          ctx,
+          req.principal,
+          (limits) => req.parts({ limits }),
+          Number.isSafeInteger(declared) ? declared : null,
+        );
+        return reply.code(result.status).send({ upload: result.upload });
+      },
+    );
   });
 
-  app.patch("/upload/:id", async (req) => {
-    const user = await ctx.auth.requireUser(req, { write: true });
-    const { id } = parseInput(IdParams, req.params);
-    const body = parseInput(EditBody, req.body ?? {});
-    return { upload: await editUpload(ctx, user, id, body) };
-  });
+  api.patch(
+    "/upload/:id",
+    {
+      config: auth.writer,
+      schema: {
+        params: IdParams,
+        body: EditBody,
+        response: { 200: UploadBody, ...errors(401, 403, 404, 422, 429) },
+      },
+    },
+    async (req) => ({ upload: await editUpload(ctx, req.principal, req.params.id, req.body) }),
+  );
 
-  app.delete("/upload/:id", async (req, reply) => {
-    const user = await ctx.auth.requireUser(req, { write: true });
-    const { id } = parseInput(IdParams, req.params);
-    await deleteOwnUpload(ctx, user, id);
-    return reply.code(204).send();
-  });
+  api.delete(
+    "/upload/:id",
+    {
+      config: auth.writer,
+      schema: { params: IdParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      await deleteOwnUpload(ctx, req.principal, req.params.id);
+      return reply.code(204).send();
+    },
+  );
 }
