@@ -28,8 +28,20 @@ export interface DatabaseOptions {
   poolSize?: number;
 }
 
+/** Connection waits since the database was opened (live counters, read by /metrics). */
+export interface PoolStats {
+  /** Acquires that had to wait because every connection was taken. */
+  waits: number;
+  /** Total seconds those acquires waited. */
+  waitSeconds: number;
+  /** Waits that gave up (DbBusyError, 503). */
+  timeouts: number;
+}
+
 export interface Database<DB> {
   readonly backend: Backend;
+  /** Pool waits of `db` (the reader never waits). */
+  readonly poolStats: Readonly<PoolStats>;
   readonly dialect: Dialect;
   readonly db: Kysely<DB>;
   /**
@@ -53,25 +65,49 @@ export interface Database<DB> {
   close(): Promise<void>;
 }
 
+const newPoolStats = (): PoolStats => ({ waits: 0, waitSeconds: 0, timeouts: 0 });
+
+function countWait(stats: PoolStats, t0: number, timedOut: boolean): void {
+  stats.waits += 1;
+  stats.waitSeconds += (performance.now() - t0) / 1000;
+  if (timedOut) stats.timeouts += 1;
+}
+
 class TimedSqliteDriver extends SqliteDriver {
+  /** Acquires not yet released: more than zero means the one connection is taken. */
+  private holders = 0;
   constructor(
     config: SqliteDialectConfig,
     private readonly timeoutMs: number,
+    private readonly stats: PoolStats,
   ) {
     super(config);
   }
 
+  override async releaseConnection(): Promise<void> {
+    this.holders -= 1;
+    return super.releaseConnection();
+  }
+
   override async acquireConnection(): Promise<DatabaseConnection> {
+    const waits = this.holders > 0;
+    this.holders += 1;
+    const t0 = performance.now();
     const pending = super.acquireConnection();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new DbBusyError()), this.timeoutMs);
     });
     try {
-      return await Promise.race([pending, timeout]);
+      const conn = await Promise.race([pending, timeout]);
+      if (waits) countWait(this.stats, t0, false);
+      return conn;
     } catch (err) {
       // The wait gave up; when the connection does come, hand it straight back.
-      if (err instanceof DbBusyError) pending.then(() => this.releaseConnection()).catch(() => {});
+      if (err instanceof DbBusyError) {
+        countWait(this.stats, t0, true);
+        pending.then(() => this.releaseConnection()).catch(() => {});
+      }
       throw err;
     } finally {
       clearTimeout(timer);
@@ -83,11 +119,12 @@ class TimedSqliteDialect extends SqliteDialect {
   constructor(
     private readonly cfg: SqliteDialectConfig,
     private readonly timeoutMs: number,
+    private readonly stats: PoolStats,
   ) {
     super(cfg);
   }
   override createDriver() {
-    return new TimedSqliteDriver(this.cfg, this.timeoutMs);
+    return new TimedSqliteDriver(this.cfg, this.timeoutMs, this.stats);
   }
 }
 
@@ -169,8 +206,9 @@ class SqliteReadDialect extends SqliteDialect {
   }
 }
 
-/** A pool whose acquire timeout surfaces as DbBusyError. */
+/** A pool whose acquire timeout surfaces as DbBusyError, counting waits. */
 class BusyMappingPool extends pg.Pool {
+  readonly stats = newPoolStats();
   override connect(): Promise<pg.PoolClient>;
   override connect(
     cb: (
@@ -187,10 +225,21 @@ class BusyMappingPool extends pg.Pool {
     ) => void,
   ) {
     if (cb) return super.connect(cb as never);
-    return super.connect().catch((err: Error) => {
-      if (/timeout exceeded when trying to connect/i.test(err.message)) throw new DbBusyError();
-      throw err;
-    });
+    const waits = this.idleCount === 0 && this.totalCount >= (this.options.max ?? 10);
+    const t0 = performance.now();
+    return super.connect().then(
+      (client) => {
+        if (waits) countWait(this.stats, t0, false);
+        return client;
+      },
+      (err: Error) => {
+        if (/timeout exceeded when trying to connect/i.test(err.message)) {
+          countWait(this.stats, t0, true);
+          throw new DbBusyError();
+        }
+        throw err;
+      },
+    );
   }
 }
 
@@ -220,7 +269,10 @@ export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
 
 function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
   const raw = openSqlite(file);
-  const db = new Kysely<DB>({ dialect: new TimedSqliteDialect({ database: cachingSqlite(raw) }, timeoutMs) });
+  const poolStats = newPoolStats();
+  const db = new Kysely<DB>({
+    dialect: new TimedSqliteDialect({ database: cachingSqlite(raw) }, timeoutMs, poolStats),
+  });
   // An in-memory database cannot be shared between connections: reads go through `db` then.
   let reader = db;
   let readRaw: SQLite.Database | null = null;
@@ -233,6 +285,7 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
   const notifier = createLocalNotifier();
   return {
     backend: "sqlite",
+    poolStats,
     dialect,
     db,
     reader,
@@ -309,6 +362,7 @@ function openPostgres<DB>(url: string, timeoutMs: number, poolSize: number): Dat
   const notifier = createPgNotifier(url, pool);
   return {
     backend: "postgres",
+    poolStats: pool.stats,
     dialect,
     db,
     reader: db,
