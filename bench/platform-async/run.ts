@@ -1,210 +1,68 @@
 // Trigger executions per second end to end (publishDurable → triggered script ran) on SQLite and,
-// when DATABASE_URL is set, on PostgreSQL, with p50/p99 latency; then the same job count through
-// pg-boss on the same PostgreSQL server for comparison. BENCH_N overrides the job count.
+// when DATABASE_URL is set, on PostgreSQL, with p50/p99 latency and server CPU per job; then the
+// same job count through pg-boss on the same PostgreSQL server (the baseline). Each target runs
+// in its own process (bench/harness) and publishes from inside it, as a script would; CPU is read
+// from the OS. BENCH_N overrides the job count.
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadEnv } from "@app/kit/config";
-import { createLogger } from "@app/kit/logger";
 import pg from "pg";
-import PgBoss from "pg-boss";
-import { buildApp } from "../../services/script-platform/src/app.js";
-import { envSpec } from "../../services/script-platform/src/config.js";
-import { pubsubOps } from "../../services/script-platform/src/sdk/pubsub.js";
+import { type Bench, type ServerProc, startBench } from "../harness/index.js";
+import { type Figures, PUBLISHERS } from "./targets.js";
 
 const N = Number(process.env.BENCH_N ?? 600);
-const PUBLISHERS = 8;
 /** Jobs sent one at a time after the burst (unloaded latency). */
 const SINGLE = 30;
-const ADMIN = { username: "bench", password: "bench password 1" };
-const SINK = `export default async function (ctx) { log.info(String(ctx.event.pubsub.message.i)); return null; }`;
+const targets = new URL("./targets.ts", import.meta.url);
 
-interface Figures {
-  label: string;
-  jobs: number;
-  seconds: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  /** Mean time inside the sandbox per run (platform only). */
-  runMs?: number;
+interface Measured {
+  burst: Figures;
+  single: Figures;
+  cpuMsPerJob: number;
 }
 
-const pct = (sorted: number[], p: number) =>
-  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-
-function figures(label: string, sentAt: number[], doneAt: number[]): Figures {
-  const lat = doneAt.map((d, i) => d - (sentAt[i] ?? d)).sort((a, b) => a - b);
-  const seconds = (Math.max(...doneAt) - Math.min(...sentAt)) / 1000;
-  return {
-    label,
-    jobs: doneAt.length,
-    seconds,
-    perSecond: doneAt.length / seconds,
-    p50: pct(lat, 50),
-    p99: pct(lat, 99),
-  };
+async function measure(target: ServerProc): Promise<Measured> {
+  const cpu0 = await target.cpuSeconds();
+  await target.call("burst", N);
+  const cpuMsPerJob = (((await target.cpuSeconds()) - cpu0) * 1000) / N;
+  await target.call("single", SINGLE);
+  const f = await target.call<{ burst: Figures; single: Figures }>("figures");
+  await target.stop();
+  return { ...f, cpuMsPerJob };
 }
 
-/** Run `count` jobs through `send` with PUBLISHERS concurrent senders; returns the send times. */
-async function sendAll(count: number, send: (i: number) => Promise<void>): Promise<number[]> {
-  const sentAt: number[] = new Array(count);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: PUBLISHERS }, async () => {
-      for (;;) {
-        const i = next++;
-        if (i >= count) return;
-        sentAt[i] = Date.now();
-        await send(i);
-      }
-    }),
-  );
-  return sentAt;
-}
-
-async function platform(
-  label: string,
-  databaseUrl: string | undefined,
-): Promise<{ burst: Figures; single: Figures }> {
-  const dataDir = mkdtempSync(join(tmpdir(), "bench-platform-async-"));
-  const config = loadEnv(envSpec, {
-    DATA_DIR: dataDir,
-    DATABASE_URL: databaseUrl,
-    PLATFORM_ADMIN_USERNAME: ADMIN.username,
-    PLATFORM_ADMIN_PASSWORD: ADMIN.password,
-    PLATFORM_SECRET_KEY: randomBytes(32).toString("hex"),
-    LOG_LEVEL: "warn",
+function record(bench: Bench, label: string, m: Measured, base?: { label: string; m: Measured }) {
+  const b = (v: (x: Measured) => number) =>
+    base ? { baseline: { label: base.label, value: v(base.m) } } : {};
+  bench.figure({
+    label: `${label}: burst runs/s`,
+    value: m.burst.perSecond,
+    unit: "runs/s",
+    ...b((x) => x.burst.perSecond),
+    note: `${m.burst.jobs} jobs in ${m.burst.seconds.toFixed(2)} s${m.burst.runMs !== undefined ? `, mean ${m.burst.runMs.toFixed(1)} ms in the sandbox per run` : ""}`,
   });
-  const built = await buildApp(config, { logger: createLogger({ name: "bench", level: "warn" }) });
-  try {
-    const call = async (method: string, url: string, body?: unknown, token?: string) => {
-      const res = await built.app.inject({
-        method: method as "POST",
-        url,
-        headers: token ? { authorization: `Bearer ${token}` } : {},
-        ...(body !== undefined ? { payload: body as object } : {}),
-      });
-      if (res.statusCode >= 300) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
-      return res.json();
-    };
-    const { token } = await call("POST", "/api/v1/admin/login", ADMIN);
-    const app = await call("POST", "/api/v1/admin/apps", { slug: "bench" }, token);
-    const script = await call(
-      "POST",
-      "/api/v1/admin/scripts",
-      { app_id: app.id, name: "sink", kind: "endpoint", source: SINK },
-      token,
-    );
-    await call(
-      "POST",
-      `/api/v1/admin/apps/${app.id}/triggers/pubsub`,
-      { script_id: script.id, topic: "bench" },
-      token,
-    );
-
-    // The SDK's own publishDurable (what a script's pubsub.publishDurable runs), minus the sandbox call.
-    const runtime = built.ctx.services.runtime;
-    const pubsub = pubsubOps(runtime.sdk, {
-      appId: app.id,
-      scriptId: script.id,
-      executionId: "bench",
-      principal: null,
-      depth: 0,
-    });
-    const publish = async (i: number) => {
-      await pubsub.publishDurable("bench", { i });
-      runtime.sdk.onEnqueued?.();
-    };
-    const db = built.ctx.database.db;
-    const finishedRuns = async () =>
-      Number(
-        (
-          await db
-            .selectFrom("executions")
-            .select((eb) => eb.fn.countAll<number>().as("n"))
-            .where("script_id", "=", script.id)
-            .executeTakeFirst()
-        )?.n,
-      );
-    const waitFor = async (count: number, pollMs: number) => {
-      const deadline = Date.now() + 120_000;
-      while ((await finishedRuns()) < count) {
-        if (Date.now() > deadline) throw new Error(`runs stalled below ${count}`);
-        await new Promise((r) => setTimeout(r, pollMs));
-      }
-    };
-
-    // Burst: N jobs published as fast as the publishers go; latency includes the queueing.
-    const sentAt = await sendAll(N, publish);
-    await waitFor(N, 20);
-    // Unloaded: one job at a time, each published once the previous one has run.
-    for (let k = 0; k < SINGLE; k++) {
-      sentAt[N + k] = Date.now();
-      await publish(N + k);
-      await waitFor(N + k + 1, 1);
-    }
-
-    const rows = await db
-      .selectFrom("executions")
-      .select(["logs", "finished_at", "status", "duration_ms"])
-      .where("script_id", "=", script.id)
-      .execute();
-    const doneAt: number[] = new Array(N + SINGLE);
-    let failed = 0;
-    for (const r of rows) {
-      if (r.status !== "succeeded") failed++;
-      const logs = JSON.parse(r.logs) as { message: string }[];
-      const i = Number(logs[0]?.message);
-      doneAt[i] = Date.parse(String(r.finished_at));
-    }
-    if (failed > 0) throw new Error(`${failed} runs failed`);
-    const runMs = rows.reduce((sum, r) => sum + Number(r.duration_ms ?? 0), 0) / rows.length;
-    return {
-      burst: { ...figures(label, sentAt.slice(0, N), doneAt.slice(0, N)), runMs },
-      single: figures(`${label}, one at a time`, sentAt.slice(N), doneAt.slice(N)),
-    };
-  } finally {
-    await built.app.close();
-    await built.close();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
-}
-
-async function pgBoss(url: string): Promise<{ burst: Figures; single: Figures }> {
-  const boss = new PgBoss({ connectionString: url, schema: "pgboss_bench" });
-  boss.on("error", () => {});
-  await boss.start();
-  try {
-    await boss.createQueue("bench");
-    const doneAt: number[] = new Array(N + SINGLE);
-    const waiting = new Map<number, () => void>();
-    await boss.work<{ i: number }>("bench", { batchSize: 32, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-      for (const job of jobs) {
-        doneAt[job.data.i] = Date.now();
-        waiting.get(job.data.i)?.();
-      }
-    });
-    const ran = (i: number) => new Promise<void>((r) => waiting.set(i, r));
-    const burstDone = Promise.all(Array.from({ length: N }, (_, i) => ran(i)));
-    const sentAt = await sendAll(N, async (i) => {
-      await boss.send("bench", { i });
-    });
-    await burstDone;
-    for (let k = 0; k < SINGLE; k++) {
-      const done = ran(N + k);
-      sentAt[N + k] = Date.now();
-      await boss.send("bench", { i: N + k });
-      await done;
-    }
-    return {
-      burst: figures("pg-boss (same PostgreSQL)", sentAt.slice(0, N), doneAt.slice(0, N)),
-      single: figures("pg-boss, one at a time", sentAt.slice(N), doneAt.slice(N)),
-    };
-  } finally {
-    await boss.stop({ graceful: false, wait: true });
-  }
+  bench.figure({
+    label: `${label}: burst p50 latency`,
+    value: m.burst.p50,
+    unit: "ms",
+    ...b((x) => x.burst.p50),
+  });
+  bench.figure({
+    label: `${label}: burst p99 latency`,
+    value: m.burst.p99,
+    unit: "ms",
+    ...b((x) => x.burst.p99),
+  });
+  bench.figure({
+    label: `${label}: server CPU per job (burst)`,
+    value: m.cpuMsPerJob,
+    unit: "ms",
+    ...b((x) => x.cpuMsPerJob),
+  });
+  bench.figure({
+    label: `${label}: one at a time p50 latency`,
+    value: m.single.p50,
+    unit: "ms",
+    ...b((x) => x.single.p50),
+  });
 }
 
 async function withDatabase<T>(adminUrl: string, fn: (url: string) => Promise<T>): Promise<T> {
@@ -225,30 +83,23 @@ async function withDatabase<T>(adminUrl: string, fn: (url: string) => Promise<T>
   }
 }
 
-const print = (f: Figures) =>
-  console.log(
-    `${f.label.padEnd(40)} ${String(f.jobs).padStart(5)} jobs in ${f.seconds.toFixed(2).padStart(6)} s  ` +
-      `${f.perSecond.toFixed(0).padStart(5)} runs/s  p50 ${f.p50.toFixed(0).padStart(5)} ms  p99 ${f.p99.toFixed(0).padStart(5)} ms` +
-      (f.runMs !== undefined ? `  (mean ${f.runMs.toFixed(1)} ms in the sandbox per run)` : ""),
-  );
-
-console.log(
-  `platform-async: ${N} publishDurable → triggered script runs (${PUBLISHERS} concurrent publishers), then ${SINGLE} one at a time`,
+const bench = startBench(
+  "platform-async",
+  `${N} publishDurable → triggered script runs (${PUBLISHERS} concurrent publishers), then ${SINGLE} one at a time`,
 );
-const sqlite = await platform("platform on SQLite", undefined);
-print(sqlite.burst);
-print(sqlite.single);
+const sqlite = await measure(await bench.server("platform (SQLite)", targets, "startPlatformAsync", {}));
+record(bench, "platform on SQLite", sqlite);
 const adminUrl = process.env.DATABASE_URL;
 if (adminUrl) {
-  const [ours, boss] = await withDatabase(
-    adminUrl,
-    async (url) => [await platform("platform on PostgreSQL", url), await pgBoss(url)] as const,
-  );
-  for (const f of [ours.burst, ours.single, boss.burst, boss.single]) print(f);
-  console.log(
-    `platform/pg-boss on PostgreSQL: burst throughput ${(ours.burst.perSecond / boss.burst.perSecond).toFixed(2)}x, ` +
-      `unloaded p50 latency ${(ours.single.p50 / Math.max(1, boss.single.p50)).toFixed(2)}x`,
-  );
+  await withDatabase(adminUrl, async (databaseUrl) => {
+    const ours = await measure(
+      await bench.server("platform (PostgreSQL)", targets, "startPlatformAsync", { databaseUrl }),
+    );
+    const boss = await measure(await bench.server("pg-boss", targets, "startPgBoss", { databaseUrl }));
+    record(bench, "pg-boss (same PostgreSQL)", boss);
+    record(bench, "platform on PostgreSQL", ours, { label: "pg-boss", m: boss });
+  });
 } else {
-  console.log("DATABASE_URL unset: PostgreSQL and pg-boss figures skipped");
+  bench.note("DATABASE_URL unset: PostgreSQL and pg-boss (the baseline) figures skipped");
 }
+await bench.finish();
