@@ -32,7 +32,7 @@ export async function startOAuthHarness(opts: HarnessOptions = {}): Promise<Harn
   return h;
 }
 
-export const REDIRECT = "http://127.0.0.1:9/callback";
+export const REDIRECT = "http://127.0.0.1:47123/callback";
 
 /**
  * An OAuth client provider as an MCP client application would write it, kept in memory. The

@@ -67,7 +67,9 @@ const head = (lang: Lang, title: string) =>
   `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>portal-bridge: ${escapeHtml(title)}</title><style>${PAGE_STYLE}
 .actions{display:flex;gap:.75rem;flex-wrap:wrap}.actions button{flex:1 1 8rem}
-dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+dl{margin:1rem 0;padding:.75rem 1rem;background:#f4f4f4;border-radius:.5rem}dt{font-size:.875rem;color:#555}
+dd{margin:0 0 .5rem;overflow-wrap:anywhere}dd:last-child{margin-bottom:0}#client-name{font-size:1.25rem;font-weight:600}
+label{display:block;margin-top:1rem}
 </style></head><body>`;
 
 export function consentPage(v: ConsentView): string {
