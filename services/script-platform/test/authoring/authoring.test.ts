@@ -181,8 +181,19 @@ describe("authoring: TypeScript scripts, versions, restore, draft runs, SDK decl
     ).json();
     expect(r.status).toBe(502);
     expect(r.body).toMatchObject({ error: { code: "script_error" } });
-    expect(r.error).toMatchObject({ code: "script_error" });
+    expect(r.error).toMatchObject({ code: "script_error", line: 3 });
     expect(r.error.message).toMatch(/TypeError/);
+    // TypeScript: the line and column are the author's own (types are blanked, not removed).
+    const ts = (
+      await h.call("POST", `/api/v1/admin/scripts/${s.id}:run`, {
+        language: "typescript",
+        source:
+          "interface Order { total: number }\nexport default function (ctx: any): number {\n  const o: Order | null = null as Order | null;\n  return (o as Order).total;\n}",
+        request: { method: "GET", path: "/" },
+      })
+    ).json();
+    expect(ts.error).toMatchObject({ code: "script_error", line: 4 });
+    expect(ts.error.column).toBeGreaterThan(1);
   });
 
   it("a draft fires no triggers unless asked", async () => {

@@ -7,7 +7,7 @@ import { type Harness, startHarness } from "../control/harness.js";
 // compiler without a JS API): parse the declarations as a real syntax tree, no regexes.
 const ts = createRequire(createRequire(import.meta.url).resolve("ts-blank-space"))(
   "typescript",
-) as typeof import("typescript");
+) as typeof import("../../../../node_modules/ts-blank-space/node_modules/typescript/lib/typescript.js");
 
 /** interface name → member names, and the declared globals → their interface. */
 function declared() {
