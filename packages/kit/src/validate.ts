@@ -8,7 +8,7 @@ import { AppError } from "./errors.js";
  * for path ids that cannot exist (see `notFoundUnless`).
  */
 export function validationError(error: z.ZodError): AppError {
-  const issue = error.issues[0];
+  const issue = mostSpecific(error.issues[0]);
   if (!issue) return new AppError(422, "validation_failed", "The request is invalid.", { field: null });
   if (issue.code === "custom" && typeof issue.params?.notFound === "string")
     return new AppError(404, "not_found", issue.params.notFound);
@@ -20,6 +20,20 @@ export function validationError(error: z.ZodError): AppError {
   const field = issue.path.map(String).join(".") || null;
   const what = field ? `${field}: ` : "";
   return new AppError(422, "validation_failed", `${what}${issue.message}`.replace(/\.?$/, "."), { field });
+}
+
+/**
+ * A union's failure names the branch that got furthest (the deepest first issue), so a body of
+ * the right type reports its own field instead of a bare "Invalid input".
+ */
+function mostSpecific(issue: z.core.$ZodIssue | undefined): z.core.$ZodIssue | undefined {
+  if (issue?.code !== "invalid_union" || issue.errors.length === 0) return issue;
+  let best: z.core.$ZodIssue | undefined;
+  for (const branch of issue.errors) {
+    const first = mostSpecific(branch[0]);
+    if (first && (!best || first.path.length > best.path.length)) best = first;
+  }
+  return best ? { ...best, path: [...issue.path, ...best.path] } : issue;
 }
 
 /**

@@ -4,8 +4,10 @@ import { createHttpApp, registerHealth, safeEqual } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { type Config, checkConfig, stateDirOf, timetableConfigured, timetableOrigin } from "./config.js";
+import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
+import { installBridgeAuth } from "./http/route-auth.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
 import { Alerts } from "./alerts/alerts.js";
@@ -132,6 +134,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
   // The bridge never logs request paths: its path can be a secret.
   const app = createHttpApp({ logger, logPaths: false });
+  // Before any route: the OpenAPI document and the auth hook see every route registered after.
+  await registerApiDocs(app);
   registerHealth(app);
   // Open MCP streams would hold app.close() until the drain deadline; end them first.
   app.addHook("preClose", async () => sessions.closeAll());
@@ -140,6 +144,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     guard.checkHostAndOrigin(req);
   });
 
+  // After the Host/Origin check: a foreign Origin gets 403 before any credential is looked at.
+  installBridgeAuth(app, guard);
   const handle = mcpHandler({ sessions, makeServer, logger });
   app.route({
     method: [...MCP_METHODS],

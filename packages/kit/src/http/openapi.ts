@@ -8,8 +8,8 @@ export interface OpenApiOptions {
   title: string;
   version: string;
   description?: string;
-  /** Routes whose URL starts with this are documented (e.g. "/api/v1"); others are hidden. */
-  prefix: string;
+  /** Routes whose URL starts with this (or one of these) are documented (e.g. "/api/v1"); others are hidden. */
+  prefix: string | string[];
   /** Where the JSON document is served (e.g. "/api/v1/openapi.json"). */
   jsonPath: string;
   /** Where the rendered reference page is served (e.g. "/api/v1/docs"), from the package, no CDN. */
@@ -38,7 +38,9 @@ export function openApiPath(url: string): string {
 }
 
 const isDocumented = (opts: OpenApiOptions, url: string) =>
-  (url === opts.prefix || url.startsWith(`${opts.prefix}/`)) &&
+  (Array.isArray(opts.prefix) ? opts.prefix : [opts.prefix]).some(
+    (p) => url === p || url.startsWith(`${p}/`),
+  ) &&
   !(url === opts.docsPath || url.startsWith(`${opts.docsPath}/`)) &&
   url !== opts.jsonPath &&
   !opts.exclude?.(url);

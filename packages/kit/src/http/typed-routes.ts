@@ -81,7 +81,8 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
     throw new Error(`Route ${method} ${url}: the ${httpPart ?? "request"} schema must be a zod schema.`);
   const emptyAsObject = httpPart === "body" || httpPart === "querystring";
   return (data: unknown) => {
-    const res = schema.safeParse(emptyAsObject && data == null ? {} : data);
+    // Only an absent body counts as `{}`: a JSON `null` is a body, and not an object (422).
+    const res = schema.safeParse(emptyAsObject && data === undefined ? {} : data);
     return res.success ? { value: res.data } : { error: validationError(res.error) };
   };
 };
@@ -161,10 +162,14 @@ declare module "fastify" {
  */
 export function installRouteAuth<Spec, P>(
   app: FastifyInstance,
-  resolve: (req: FastifyRequest, spec: Spec) => Promise<P>,
+  resolve: (req: FastifyRequest, spec: Spec) => P | Promise<P>,
+  opts: {
+    /** `onRequest` checks before the body is even read (the bridge's secret-guarded API). */
+    hook?: "onRequest" | "preValidation";
+  } = {},
 ): void {
   if (!app.hasRequestDecorator("principal")) app.decorateRequest("principal", null as never);
-  app.addHook("preValidation", async (req) => {
+  app.addHook(opts.hook ?? "preValidation", async (req: FastifyRequest) => {
     const spec = (req.routeOptions.config as { auth?: Spec } | undefined)?.auth;
     if (spec === undefined) return;
     (req as { principal: unknown }).principal = await resolve(req, spec);

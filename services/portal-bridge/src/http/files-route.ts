@@ -1,7 +1,9 @@
 import { Readable } from "node:stream";
 import type { ReadableStream as NodeReadableStream } from "node:stream/web";
 import { AppError } from "@app/kit/errors";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import { binary, errors, typed } from "@app/kit/http/typed-routes";
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
 import type { PortalClient } from "../upstream/portal.js";
 import { portalErrorToHttp } from "./errors.js";
 import type { Guard } from "./guard.js";
@@ -22,9 +24,20 @@ const PASS_HEADERS = [
  * through the bridge. Nothing is stored; a client that goes away cancels the upstream read.
  */
 export function registerFilesRoute(app: FastifyInstance, deps: { guard: Guard; portal: PortalClient }): void {
-  app.get<{ Params: { fileRecordId: string; fileName: string } }>(
+  typed(app).get(
     "/api/files/:fileRecordId/:fileName",
-    { onRequest: async (req: FastifyRequest) => deps.guard.authenticate(req, "api") },
+    {
+      config: { auth: "api" },
+      schema: {
+        // Checked below so that a bad id or name gets the plain 404 of a missing file.
+        params: z.object({ fileRecordId: z.string(), fileName: z.string() }),
+        response: {
+          200: binary("application/octet-stream", "The file, streamed from the portal"),
+          206: binary("application/octet-stream", "The requested range"),
+          ...errors(401, 403, 404, 416, 502, 503),
+        },
+      },
+    },
     async (req, reply) => {
       const { fileRecordId, fileName } = req.params;
       if (!/^[A-Za-z0-9_-]{1,64}$/.test(fileRecordId)) throw new AppError(404, "not_found", "Not found.");
@@ -46,7 +59,8 @@ export function registerFilesRoute(app: FastifyInstance, deps: { guard: Guard; p
       } catch (err) {
         throw portalErrorToHttp(err);
       }
-      reply.code(upstream.status);
+      // getStream throws on an error status: what is left is 200 or 206.
+      reply.code(upstream.status as 200 | 206);
       for (const h of PASS_HEADERS) {
         const v = upstream.headers.get(h);
         if (v !== null) reply.header(h, v);

@@ -1,0 +1,31 @@
+/** The bridge's own HTTP API shapes (contracts/portal-bridge.md) as zod schemas: routes and OpenAPI. */
+import { z } from "zod";
+
+const iso = z.string().describe("RFC 3339 UTC timestamp");
+
+/** GET and PUT /api/token: what the bridge holds and how the keep-alive fares; never the token. */
+export const TokenStatusReport = z
+  .object({
+    token: z.object({
+      present: z.boolean(),
+      source: z.enum(["env", "state", "put"]).nullable(),
+      user_id: z.string().nullable(),
+      issued_at: iso.nullable(),
+      expires_at: iso.nullable(),
+      expires_in_s: z.number().int().nullable(),
+    }),
+    upstream: z.object({
+      idle_timeout_s: z.number(),
+      last_budget_s: z.number().nullable(),
+      last_ok_at: iso.nullable(),
+      last_error: z.string().nullable(),
+    }),
+    keepalive: z.object({
+      state: z.enum(["running", "retrying", "stopped", "disabled"]),
+      interval_ms: z.number(),
+      next_at: iso.nullable(),
+      generation: z.number().int(),
+      stopped_reason: z.string().nullable(),
+    }),
+  })
+  .meta({ id: "TokenStatusReport" });
