@@ -4,6 +4,7 @@ import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { openDatabase } from "@app/kit/db";
 import { createHttpApp, registerHealth } from "@app/kit/http";
+import { registerReadiness } from "@app/kit/http/readiness";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import { createAuth } from "./auth/auth.js";
@@ -39,6 +40,7 @@ import { NameRules } from "./identity/names.js";
 import { IdentityService } from "./identity/service.js";
 import { createRateLimiter } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
+import { registerGalleryMetrics } from "./metrics.js";
 import { ModerationService } from "./moderation/service.js";
 import { PremoderationService } from "./premoderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
@@ -115,6 +117,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await registerApiDocs(app);
     installGalleryAuth(app, ctx);
     registerHealth(app);
+    registerReadiness(app, { database, migrations });
+    registerGalleryMetrics(app, ctx, { sseClients: () => hub.size() });
     registerMediaPathGuard(app);
     await registerWebApp(app);
     // One line per route module: `registerXRoutes(api, ctx)` adds its paths under /api/v1.

@@ -1,4 +1,5 @@
 import { commonEnv, type EnvValues, envVar } from "@app/kit/config";
+import { metricsTokenEnv } from "@app/kit/http/metrics";
 import { z } from "zod";
 
 /** Every variable event-gallery reads; the same spec validates start-up and prints --help. */
@@ -62,6 +63,7 @@ export const envSpec = {
     z.coerce.number().int().min(1).max(3600).default(60),
     "seconds an upload request may send no bytes before it is ended (its temp file is removed)",
   ),
+  METRICS_TOKEN: metricsTokenEnv(),
 };
 
 export type Config = EnvValues<typeof envSpec>;

@@ -1,9 +1,19 @@
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { z } from "zod";
+import { envVar } from "../config.js";
 import type { PoolStats } from "../db/database.js";
 import { unauthorized } from "../errors.js";
 import { matchSecret, presentedCredentials } from "./auth.js";
+
+/** `METRICS_TOKEN`, the same in every service's env spec. */
+export const metricsTokenEnv = () =>
+  envVar(
+    z.string().min(16, "must be at least 16 characters").optional(),
+    "bearer token GET /metrics requires; unset → /metrics is open (scrape it on a private network only)",
+    { secret: true, defaultText: "unset (open)" },
+  );
 
 /** Route label of requests that matched no route (never the raw path: it may hold ids or secrets). */
 export const UNMATCHED_ROUTE = "(unmatched)";
