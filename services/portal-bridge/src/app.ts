@@ -1,9 +1,16 @@
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
-import { createHttpApp, registerHealth, safeEqual } from "@app/kit/http";
+import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { type Config, checkConfig, stateDirOf, timetableConfigured, timetableOrigin } from "./config.js";
+import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import {
+  type Config,
+  checkConfig,
+  publicOrigin,
+  stateDirOf,
+  timetableConfigured,
+  timetableOrigin,
+} from "./config.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
@@ -18,6 +25,9 @@ import { registerReadiness } from "./readiness/readiness.js";
 import { SessionStore } from "./mcp/sessions.js";
 import { TimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
+import { registerOAuthRoutes } from "./oauth/routes.js";
+import { OAuthServer } from "./oauth/server.js";
+import { OAuthStateFile } from "./oauth/state.js";
 import { cleanPaste } from "./token/jwt.js";
 import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manager.js";
 import { TokenStore } from "./token/store.js";
@@ -124,16 +134,50 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     makeServer,
   });
 
+  const origin = publicOrigin(config);
+  const oauth =
+    config.MCP_OAUTH === "on" && origin
+      ? await OAuthServer.open({
+          issuer: origin,
+          maxClients: config.MCP_OAUTH_MAX_CLIENTS,
+          clock,
+          logger,
+          stateFile: new OAuthStateFile(stateDirOf(config), logger),
+          checkOwnerSecret: (v) => matchSecret([v], [config.MCP_AUTH_TOKEN]) === 0,
+        })
+      : null;
+  const baseHosts =
+    config.MCP_ALLOWED_HOSTS.length > 0 ? config.MCP_ALLOWED_HOSTS : defaultAllowedHosts(config.HOST);
   const guard = new Guard({
     authToken: config.MCP_AUTH_TOKEN,
     connectorToken: config.MCP_CONNECTOR_TOKEN,
-    allowedHosts:
-      config.MCP_ALLOWED_HOSTS.length > 0 ? config.MCP_ALLOWED_HOSTS : defaultAllowedHosts(config.HOST),
+    // The public origin's host is where remote connectors (and the owner's browser) arrive.
+    allowedHosts: origin ? [...baseHosts, new URL(origin).host] : baseHosts,
     allowedOrigins: config.MCP_ALLOWED_ORIGINS,
+    ...(oauth
+      ? {
+          oauth: {
+            verify: (t: string) => oauth.verifyAccessToken(t),
+            resourceMetadataUrl: `${oauth.issuer}/.well-known/oauth-protected-resource`,
+          },
+        }
+      : {}),
   });
 
   // The bridge never logs request paths: its path can be a secret.
-  const app = createHttpApp({ logger, logPaths: false });
+  // One completion line per request (status, latency; no path): Fastify's own pair of lines is
+  // off, the hook below writes it, and mcp/route.ts writes it for hijacked MCP replies.
+  const app = createHttpApp({
+    logger,
+    logPaths: false,
+    fastify: { logController: new LogController({ disableRequestLogging: true }) },
+  });
+  app.addHook("onResponse", async (req, reply) => {
+    req.log.info(
+      { res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 10) / 10, method: req.method },
+      "request completed",
+    );
+  });
   // Before any route: the OpenAPI document and the auth hook see every route registered after.
   await registerApiDocs(app);
   registerHealth(app);
@@ -141,7 +185,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   app.addHook("preClose", async () => sessions.closeAll());
   app.addHook("onRequest", async (req) => {
     if (req.routeOptions.url === "/healthz" || req.routeOptions.url === "/readyz") return;
-    guard.checkHostAndOrigin(req);
+    // OAuth discovery, registration, token and revocation are meant for cross-origin callers.
+    if (req.routeOptions.config?.crossOrigin) guard.checkHost(req);
+    else guard.checkHostAndOrigin(req);
   });
 
   // After the Host/Origin check: a foreign Origin gets 403 before any credential is looked at.
@@ -170,6 +216,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   registerTokenRoutes(app, { guard, tokens, keepalive });
   registerReadiness(app, { clock, tokens, keepalive });
   registerFilesRoute(app, { guard, portal });
+  if (oauth) registerOAuthRoutes(app, { oauth });
 
   // Learn the instance's idle timeout (unauthenticated); the default 7200 s stands otherwise.
   if (portal.configured)
@@ -221,6 +268,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       alerts?.stop();
       ka.shutdown();
       await sessions.closeAll();
+      await oauth?.flush();
     },
   };
 }

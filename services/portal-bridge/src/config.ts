@@ -48,6 +48,17 @@ export const envSpec = {
     "comma list of accepted Origin values for requests that carry Origin (same-origin is always accepted)",
     { defaultText: "none" },
   ),
+  MCP_OAUTH: envVar(
+    z.enum(["on", "off"]).default("off"),
+    "on: the bridge is its own OAuth 2.1 authorization server for remote connectors (needs MCP_AUTH_TOKEN and MCP_PUBLIC_URL)",
+  ),
+  MCP_PUBLIC_URL: envVar(
+    z
+      .url({ protocol: /^https?$/, error: "must be an http(s) origin such as https://bridge.example.org" })
+      .optional(),
+    "the bridge's public origin (OAuth issuer and resource); its host is also an allowed Host",
+  ),
+  MCP_OAUTH_MAX_CLIENTS: envVar(envInt(20, 1, 1000), "registered OAuth clients at most"),
   MCP_MAX_SESSIONS: envVar(
     envInt(100, 1, 10_000),
     "cap on open MCP sessions; at the cap the least recently used idle session is closed (its client gets 404 and re-initializes)",
@@ -143,6 +154,17 @@ export function checkConfig(config: Config): void {
     if (config.MCP_PATH_SECRET === "mcp" || config.MCP_PATH_SECRET === "api")
       throw new ConfigError("MCP_PATH_SECRET", "must not be a route name");
   }
+  if (config.MCP_PUBLIC_URL !== undefined) {
+    const u = new URL(config.MCP_PUBLIC_URL);
+    if (u.username || u.password || u.search || u.hash || (u.pathname !== "/" && u.pathname !== ""))
+      throw new ConfigError("MCP_PUBLIC_URL", "must be an origin without path, query or credentials");
+    if (u.protocol === "http:" && !["localhost", "127.0.0.1", "[::1]"].includes(u.hostname))
+      throw new ConfigError("MCP_PUBLIC_URL", "must use https unless the host is loopback");
+  }
+  if (config.MCP_OAUTH === "on") {
+    if (!config.MCP_AUTH_TOKEN) throw new ConfigError("MCP_AUTH_TOKEN", "must be set when MCP_OAUTH=on");
+    if (!config.MCP_PUBLIC_URL) throw new ConfigError("MCP_PUBLIC_URL", "must be set when MCP_OAUTH=on");
+  }
   const set = TIMETABLE_VARS.filter((k) => config[k] !== undefined);
   if (set.length > 0 && set.length < TIMETABLE_VARS.length) {
     const missing = TIMETABLE_VARS.find((k) => config[k] === undefined) ?? "TIMETABLE_SERVER";
@@ -154,6 +176,10 @@ export function checkConfig(config: Config): void {
       throw new ConfigError("PORTAL_BASE_URL", "must be an origin without path, query or credentials");
   }
 }
+
+/** MCP_PUBLIC_URL without a trailing slash (the OAuth issuer), or undefined. */
+export const publicOrigin = (config: Config): string | undefined =>
+  config.MCP_PUBLIC_URL === undefined ? undefined : new URL(config.MCP_PUBLIC_URL).origin;
 
 /** Where the replacement token lives: STATE_DIR, else DATA_DIR. */
 export const stateDirOf = (config: Config): string => config.STATE_DIR ?? config.DATA_DIR;

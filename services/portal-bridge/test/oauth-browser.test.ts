@@ -75,7 +75,9 @@ describe("OAuth consent page and the owner's client list, in Chromium", () => {
       expect(await page.textContent("#redirect-uri")).toBe(REDIRECT);
       await page.screenshot({ path: `${ARTIFACTS}bridge-oauth-consent-${size.name}.png`, fullPage: true });
       // Nothing on the page may be wider than the screen.
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
+      expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+        size.width,
+      );
 
       await page.fill("#owner-secret", "not-the-secret");
       await page.click('button[value="approve"]');
@@ -94,7 +96,9 @@ describe("OAuth consent page and the owner's client list, in Chromium", () => {
       await page.waitForSelector("#clients:not([hidden])");
       await expect.poll(() => page.textContent("#clients-list")).toContain(`Claude (${size.name})`);
       await page.screenshot({ path: `${ARTIFACTS}bridge-oauth-clients-${size.name}.png`, fullPage: true });
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(size.width);
+      expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(
+        size.width,
+      );
 
       page.once("dialog", (d) => void d.accept());
       await page.click(`button[aria-label="Revoke: Claude (${size.name})"]`);

@@ -170,9 +170,9 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
     expect(provider.saved?.refresh_token).not.toBe(firstRefresh);
 
     // 5. The owner lists and revokes the client; the next call fails and no refresh revives it.
-    const list = await (
+    const list = (await (
       await fetch(`${h.url}/api/oauth/clients`, { headers: { authorization: `Bearer ${AUTH}` } })
-    ).json();
+    ).json()) as { clients: { last_used_at: string | null }[] };
     expect(list.clients).toEqual([
       expect.objectContaining({
         client_id: provider.info?.client_id,
@@ -180,7 +180,7 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
         redirect_uris: [REDIRECT],
       }),
     ]);
-    expect(list.clients[0].last_used_at).not.toBeNull();
+    expect(list.clients[0]?.last_used_at).not.toBeNull();
     const del = await fetch(`${h.url}/api/oauth/clients/${provider.info?.client_id}`, {
       method: "DELETE",
       headers: { authorization: `Bearer ${AUTH}` },
@@ -188,7 +188,7 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
     expect(del.status).toBe(204);
     await expect(client.listTools()).rejects.toThrow();
     const again = await fetch(`${h.url}/api/oauth/clients`, { headers: { authorization: `Bearer ${AUTH}` } });
-    expect((await again.json()).clients).toEqual([]);
+    expect(((await again.json()) as { clients: unknown[] }).clients).toEqual([]);
     await transport.close().catch(() => undefined);
   });
 

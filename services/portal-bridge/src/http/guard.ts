@@ -14,16 +14,25 @@ export interface GuardOptions {
   connectorToken: string | undefined;
   allowedHosts: string[];
   allowedOrigins: string[];
+  /** With MCP_OAUTH=on: OAuth access tokens open /mcp (never /api). */
+  oauth?: {
+    verify(token: string): { clientId: string } | null;
+    /** Named in WWW-Authenticate so clients can discover the authorization server (RFC 9728). */
+    resourceMetadataUrl: string;
+  };
 }
 
+/** Which credential opened a request; `oauth:<client_id>` for an OAuth access token. */
+export type Credential = "auth" | "connector" | "open" | `oauth:${string}`;
+
 /** One body for every failed credential, whichever header form was tried. */
-export const unauthorizedError = () =>
+export const unauthorizedError = (challenge = 'Bearer realm="portal-bridge"') =>
   new AppError(
     401,
     "unauthorized",
     "A valid shared secret is required (Authorization: Bearer, X-Api-Key or X-Auth-Token).",
     {},
-    { "www-authenticate": 'Bearer realm="portal-bridge"' },
+    { "www-authenticate": challenge },
   );
 
 export class Guard {
@@ -46,8 +55,7 @@ export class Guard {
 
   /** DNS-rebinding protection: the Host must be allowed; an Origin must be allowed or same-origin. */
   checkHostAndOrigin(req: FastifyRequest): void {
-    const host = (req.headers.host ?? "").toLowerCase();
-    if (!this.hostAllowed(host)) throw forbidden("This Host is not allowed.", "host_not_allowed");
+    const host = this.checkHost(req);
     const origin = req.headers.origin;
     if (origin === undefined) return;
     const o = origin.toLowerCase().replace(/\/+$/, "");
@@ -63,6 +71,13 @@ export class Guard {
     throw forbidden("This Origin is not allowed.", "origin_not_allowed");
   }
 
+  /** The Host check alone, for the OAuth endpoints that browser-based clients call cross-origin. */
+  checkHost(req: FastifyRequest): string {
+    const host = (req.headers.host ?? "").toLowerCase();
+    if (!this.hostAllowed(host)) throw forbidden("This Host is not allowed.", "host_not_allowed");
+    return host;
+  }
+
   private hostAllowed(host: string): boolean {
     if (this.hosts.has(host)) return true;
     const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
@@ -71,10 +86,10 @@ export class Guard {
 
   /**
    * Throws 401 (missing/wrong) or 403 (connector token on /api). Returns which credential
-   * matched ("auth", "connector", or "open" when no secret is configured); the MCP session
-   * registry caps sessions per credential with it.
+   * matched ("auth", "connector", "oauth:<client_id>", or "open" when no secret is configured);
+   * the MCP session registry caps sessions per credential with it.
    */
-  authenticate(req: FastifyRequest, scope: Scope): "auth" | "connector" | "open" {
+  authenticate(req: FastifyRequest, scope: Scope): Credential {
     const presented = presentedCredentials(req.headers);
     const { authToken, connectorToken } = this.opts;
     // Compare against both slots on every request so timing does not depend on the scope.
@@ -82,6 +97,16 @@ export class Guard {
     const label = idx === 0 ? "auth" : idx === 1 ? "connector" : "open";
     if (scope === "mcp") {
       if (this.mcpOpen || idx !== -1) return label;
+      // OAuth access tokens open /mcp only, and only as a bearer header (RFC 6750 2.1).
+      const oauth = this.opts.oauth;
+      if (oauth) {
+        const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
+        const hit = bearer ? oauth.verify(bearer) : null;
+        if (hit) return `oauth:${hit.clientId}`;
+        throw unauthorizedError(
+          `Bearer resource_metadata="${oauth.resourceMetadataUrl}"${bearer ? ', error="invalid_token"' : ""}`,
+        );
+      }
       throw unauthorizedError();
     }
     if (this.apiOpen || idx === 0) return label;

@@ -1,12 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { notFound } from "@app/kit/errors";
+import { AppError, notFound } from "@app/kit/errors";
+import { binary, errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import {
   InvalidRequestError,
   OAuthError,
   ServerError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { Guard } from "../http/guard.js";
+import { z } from "zod";
 import { consentErrorPage, consentPage, pickLang } from "./consent-page.js";
 import {
   AuthorizePageError,
@@ -23,7 +24,6 @@ import {
  */
 export interface OAuthRouteDeps {
   oauth: OAuthServer;
-  guard: Guard;
 }
 
 type Form = Record<string, string | undefined>;
@@ -34,6 +34,73 @@ declare module "fastify" {
     crossOrigin?: boolean;
   }
 }
+
+// ---- schemas: requests are objects of strings; unknown parameters are ignored (RFC 6749 3.1) ----
+const OAuthErrorBody = z
+  .object({ error: z.string(), error_description: z.string().optional() })
+  .describe("OAuth error (RFC 6749 5.2)");
+const oauthErrors = <S extends number>(...statuses: S[]) =>
+  Object.fromEntries(statuses.map((s) => [s, OAuthErrorBody])) as Record<S, typeof OAuthErrorBody>;
+const str = z.string().optional();
+const AuthorizeQuery = z.object({
+  response_type: str,
+  client_id: str,
+  redirect_uri: str,
+  code_challenge: str,
+  code_challenge_method: str,
+  state: str,
+  scope: str,
+  resource: str,
+});
+const ConsentForm = AuthorizeQuery.extend({ owner_secret: str, decision: str });
+const TokenForm = z.object({
+  grant_type: str,
+  code: str,
+  code_verifier: str,
+  redirect_uri: str,
+  refresh_token: str,
+  resource: str,
+  scope: str,
+  client_id: str,
+  client_secret: str,
+});
+const RevokeForm = z.object({ token: str, token_type_hint: str, client_id: str, client_secret: str });
+const ProtectedResourceMetadata = z.object({
+  resource: z.string(),
+  authorization_servers: z.array(z.string()),
+  scopes_supported: z.array(z.string()),
+  bearer_methods_supported: z.array(z.string()),
+});
+const ServerMetadata = z.object({
+  issuer: z.string(),
+  authorization_endpoint: z.string(),
+  token_endpoint: z.string(),
+  registration_endpoint: z.string(),
+  revocation_endpoint: z.string(),
+  code_challenge_methods_supported: z.array(z.string()),
+});
+const RegisteredClient = z.object({
+  client_id: z.string(),
+  client_secret: z.string().optional(),
+  client_id_issued_at: z.number(),
+  redirect_uris: z.array(z.string()),
+  token_endpoint_auth_method: z.string(),
+});
+const Tokens = z.object({
+  access_token: z.string(),
+  token_type: z.literal("Bearer"),
+  expires_in: z.number(),
+  refresh_token: z.string(),
+  scope: z.string(),
+});
+const ConnectedClient = z.object({
+  client_id: z.string(),
+  client_name: z.string().nullable(),
+  redirect_uris: z.array(z.string()),
+  created_at: z.string(),
+  last_used_at: z.string().nullable(),
+});
+const HtmlPage = binary("text/html", "an HTML page");
 
 /** Endpoints that browser-based clients call cross-origin: Host is still checked, Origin is not. */
 const CROSS_ORIGIN = { crossOrigin: true } as const;
@@ -68,18 +135,20 @@ const statusOf = (err: OAuthError): number => {
 };
 
 function sendOAuthError(reply: FastifyReply, err: unknown, basicTried = false): FastifyReply {
+  const clientFault =
+    (err instanceof AppError && err.status < 500) ||
+    ((err as { statusCode?: number })?.statusCode ?? 500) < 500;
   const e =
     err instanceof OAuthError
       ? err
-      : (err as { statusCode?: number })?.statusCode && (err as { statusCode: number }).statusCode < 500
+      : clientFault
         ? new InvalidRequestError("The request is not valid.") // malformed body, wrong content type, too large
         : new ServerError("Internal server error.");
-  const body = e.toResponseObject();
   const status = statusOf(e);
   reply.headers({ ...CORS_HEADERS, "cache-control": "no-store" });
   if (status === 429) reply.header("retry-after", "3600");
   if (status === 401 && basicTried) reply.header("www-authenticate", 'Basic realm="portal-bridge"');
-  return reply.code(status).type("application/json").send(body);
+  return reply.code(status).type("application/json").send(e.toResponseObject());
 }
 
 /** Client credentials from Basic auth or the form (RFC 6749 2.3.1); never both. */
@@ -109,10 +178,23 @@ function clientCredentials(req: FastifyRequest, form: Form): ClientCredentials {
   };
 }
 
-const clientIp = (req: FastifyRequest) => req.ip;
+const AUTHORIZE_FIELDS = [
+  "response_type",
+  "client_id",
+  "redirect_uri",
+  "code_challenge",
+  "code_challenge_method",
+  "state",
+  "scope",
+  "resource",
+] as const;
+
+/** The authorization request's own parameters, to post back unchanged with the owner's answer. */
+const fieldsOf = (q: Form) =>
+  Object.fromEntries(AUTHORIZE_FIELDS.flatMap((k) => (q[k] !== undefined ? [[k, q[k] as string]] : [])));
 
 export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps): void {
-  const { oauth, guard } = deps;
+  const { oauth } = deps;
 
   const sendPage = (reply: FastifyReply, status: number, html: string) =>
     reply
@@ -121,7 +203,24 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
       .type("text/html; charset=utf-8")
       .send(html);
 
-  app.register(async (scope) => {
+  /** The checked request, or the reply already sent (error page, or error redirect to the client). */
+  const authorizeParams = (
+    q: Form,
+    lang: "en" | "de",
+    reply: FastifyReply,
+  ): AuthorizeParams | FastifyReply => {
+    try {
+      return oauth.checkAuthorize(q);
+    } catch (err) {
+      if (err instanceof AuthorizePageError)
+        return sendPage(reply, err.status, consentErrorPage(lang, err.reason));
+      if (err instanceof AuthorizeRedirectError) return reply.redirect(err.redirectTo, 302);
+      throw err;
+    }
+  };
+
+  app.register(async (plain) => {
+    const scope = typed(plain);
     scope.addContentTypeParser(
       "application/x-www-form-urlencoded",
       { parseAs: "string", bodyLimit: 16 * 1024 },
@@ -139,124 +238,153 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
       "/oauth/token",
       "/oauth/revoke",
     ])
-      scope.options(url, { config: CROSS_ORIGIN }, async (_req, reply) =>
-        reply.code(204).headers(CORS_HEADERS).send(),
+      scope.options(
+        url,
+        { config: CROSS_ORIGIN, schema: { hide: true, response: { 204: NoBody } } },
+        async (_req, reply) => reply.code(204).headers(CORS_HEADERS).send(),
       );
 
-    const prm = async (_req: FastifyRequest, reply: FastifyReply) =>
-      reply.headers(CORS_HEADERS).send(oauth.protectedResourceMetadata());
-    scope.get("/.well-known/oauth-protected-resource", { config: CROSS_ORIGIN }, prm);
-    scope.get("/.well-known/oauth-protected-resource/mcp", { config: CROSS_ORIGIN }, prm);
-    scope.get("/.well-known/oauth-authorization-server", { config: CROSS_ORIGIN }, async (_req, reply) =>
-      reply.headers(CORS_HEADERS).send(oauth.authorizationServerMetadata()),
+    for (const url of ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"])
+      scope.get(
+        url,
+        { config: CROSS_ORIGIN, schema: { response: { 200: ProtectedResourceMetadata } } },
+        async (_req, reply) => reply.headers(CORS_HEADERS).send(oauth.protectedResourceMetadata()),
+      );
+    scope.get(
+      "/.well-known/oauth-authorization-server",
+      { config: CROSS_ORIGIN, schema: { response: { 200: ServerMetadata } } },
+      async (_req, reply) => reply.headers(CORS_HEADERS).send(oauth.authorizationServerMetadata()),
     );
 
-    scope.post("/oauth/register", { config: CROSS_ORIGIN, bodyLimit: 16 * 1024 }, async (req, reply) => {
-      const client = await oauth.register(req.body, clientIp(req));
-      return reply
-        .code(201)
-        .headers({ ...CORS_HEADERS, "cache-control": "no-store" })
-        .send(client);
-    });
+    scope.post(
+      "/oauth/register",
+      {
+        config: CROSS_ORIGIN,
+        bodyLimit: 16 * 1024,
+        schema: { body: z.unknown(), response: { 201: RegisteredClient, ...oauthErrors(400, 403, 429) } },
+      },
+      async (req, reply) => {
+        const client = await oauth.register(req.body, req.ip);
+        return reply
+          .code(201)
+          .headers({ ...CORS_HEADERS, "cache-control": "no-store" })
+          .send(client);
+      },
+    );
 
-    const authorizeParams = (
-      q: Form,
-      lang: "en" | "de",
-      reply: FastifyReply,
-    ): AuthorizeParams | FastifyReply => {
-      try {
-        return oauth.checkAuthorize(q);
-      } catch (err) {
-        if (err instanceof AuthorizePageError)
-          return sendPage(reply, err.status, consentErrorPage(lang, err.reason));
-        if (err instanceof AuthorizeRedirectError) return reply.redirect(err.redirectTo, 302);
-        throw err;
-      }
-    };
-    const fieldsOf = (q: Form) =>
-      Object.fromEntries(
-        [
-          "response_type",
-          "client_id",
-          "redirect_uri",
-          "code_challenge",
-          "code_challenge_method",
-          "state",
-          "scope",
-          "resource",
-        ].flatMap((k) => (q[k] !== undefined ? [[k, q[k] as string]] : [])),
-      );
+    scope.get(
+      "/oauth/authorize",
+      { schema: { querystring: AuthorizeQuery, response: { 200: HtmlPage, 302: NoBody, 400: HtmlPage } } },
+      async (req, reply) => {
+        const q: Form = req.query;
+        const lang = pickLang(req.headers["accept-language"]);
+        const p = authorizeParams(q, lang, reply);
+        if (!("client" in p)) return p;
+        const locked = oauth.consentAllowed(req.ip) ? null : oauth.consentRetryAfterS(req.ip);
+        return sendPage(
+          reply,
+          200,
+          consentPage({
+            lang,
+            clientName: p.client.client_name,
+            redirectUri: p.redirectUri,
+            fields: fieldsOf(q),
+            failed: false,
+            lockedForS: locked,
+          }),
+        );
+      },
+    );
 
-    scope.get("/oauth/authorize", async (req, reply) => {
-      const q = req.query as Form;
-      const lang = pickLang(req.headers["accept-language"]);
-      const p = authorizeParams(q, lang, reply);
-      if (!("client" in p)) return p;
-      const locked = oauth.consentAllowed(clientIp(req)) ? null : oauth.consentRetryAfterS(clientIp(req));
-      return sendPage(
-        reply,
-        200,
-        consentPage({
-          lang,
-          clientName: p.client.client_name,
-          redirectUri: p.redirectUri,
-          fields: fieldsOf(q),
-          failed: false,
-          lockedForS: locked,
-        }),
-      );
-    });
+    scope.post(
+      "/oauth/authorize",
+      {
+        bodyLimit: 16 * 1024,
+        schema: { body: ConsentForm, response: { 302: NoBody, 400: HtmlPage, 401: HtmlPage, 429: HtmlPage } },
+      },
+      async (req, reply) => {
+        const form: Form = req.body;
+        const lang = pickLang(req.headers["accept-language"]);
+        const p = authorizeParams(form, lang, reply);
+        if (!("client" in p)) return p;
+        const view = (failed: boolean, lockedForS: number | null) =>
+          consentPage({
+            lang,
+            clientName: p.client.client_name,
+            redirectUri: p.redirectUri,
+            fields: fieldsOf(form),
+            failed,
+            lockedForS,
+          });
+        const approve = form.decision === "approve";
+        if (approve && !oauth.consentAllowed(req.ip)) {
+          const s = oauth.consentRetryAfterS(req.ip);
+          reply.header("retry-after", String(s));
+          return sendPage(reply, 429, view(false, s));
+        }
+        const to = await oauth.decide(p, approve, form.owner_secret ?? "", req.ip);
+        if (to === null) return sendPage(reply, 401, view(true, null));
+        return reply.redirect(to, 302);
+      },
+    );
 
-    scope.post("/oauth/authorize", { bodyLimit: 16 * 1024 }, async (req, reply) => {
-      const form = (req.body ?? {}) as Form;
-      const lang = pickLang(req.headers["accept-language"]);
-      const p = authorizeParams(form, lang, reply);
-      if (!("client" in p)) return p;
-      const ip = clientIp(req);
-      const view = (failed: boolean, lockedForS: number | null) =>
-        consentPage({
-          lang,
-          clientName: p.client.client_name,
-          redirectUri: p.redirectUri,
-          fields: fieldsOf(form),
-          failed,
-          lockedForS,
-        });
-      const approve = form.decision === "approve";
-      if (approve && !oauth.consentAllowed(ip)) {
-        const s = oauth.consentRetryAfterS(ip);
-        reply.header("retry-after", String(s));
-        return sendPage(reply, 429, view(false, s));
-      }
-      const to = await oauth.decide(p, approve, form.owner_secret ?? "", ip);
-      if (to === null) return sendPage(reply, 401, view(true, null));
-      return reply.redirect(to, 302);
-    });
+    scope.post(
+      "/oauth/token",
+      {
+        config: CROSS_ORIGIN,
+        schema: { body: TokenForm, response: { 200: Tokens, ...oauthErrors(400, 401) } },
+      },
+      async (req, reply) => {
+        const form: Form = req.body;
+        const client = oauth.authenticateClient(clientCredentials(req, form));
+        const tokens = await oauth.token(client, form);
+        return reply
+          .headers({ ...CORS_HEADERS, "cache-control": "no-store", pragma: "no-cache" })
+          .send(tokens);
+      },
+    );
 
-    scope.post("/oauth/token", { config: CROSS_ORIGIN }, async (req, reply) => {
-      const form = (req.body ?? {}) as Form;
-      const client = oauth.authenticateClient(clientCredentials(req, form));
-      const tokens = await oauth.token(client, form);
-      return reply.headers({ ...CORS_HEADERS, "cache-control": "no-store", pragma: "no-cache" }).send(tokens);
-    });
-
-    scope.post("/oauth/revoke", { config: CROSS_ORIGIN }, async (req, reply) => {
-      const form = (req.body ?? {}) as Form;
-      const client = oauth.authenticateClient(clientCredentials(req, form));
-      await oauth.revoke(client, form.token);
-      return reply
-        .code(200)
-        .headers({ ...CORS_HEADERS, "cache-control": "no-store" })
-        .send();
-    });
+    scope.post(
+      "/oauth/revoke",
+      {
+        config: CROSS_ORIGIN,
+        schema: { body: RevokeForm, response: { 200: NoBody, ...oauthErrors(400, 401) } },
+      },
+      async (req, reply) => {
+        const form: Form = req.body;
+        const client = oauth.authenticateClient(clientCredentials(req, form));
+        await oauth.revoke(client, form.token);
+        // RFC 7009 2.2: 200 with an empty body, whatever became of the token.
+        return reply
+          .code(200)
+          .headers({ ...CORS_HEADERS, "cache-control": "no-store" })
+          .send(undefined);
+      },
+    );
   });
 
   // The owner's view: MCP_AUTH_TOKEN only (common error body, like the rest of /api).
-  const apiAuth = async (req: FastifyRequest) => guard.authenticate(req, "api");
-  app.get("/api/oauth/clients", { onRequest: apiAuth }, async () => ({ clients: oauth.listClients() }));
-  app.delete("/api/oauth/clients/:clientId", { onRequest: apiAuth }, async (req, reply) => {
-    const { clientId } = req.params as { clientId: string };
-    if (!(await oauth.deleteClient(clientId))) throw notFound("No such OAuth client.");
-    return reply.code(204).send();
-  });
+  const api = typed(app);
+  api.get(
+    "/api/oauth/clients",
+    {
+      config: { auth: "api" },
+      schema: { response: { 200: z.object({ clients: z.array(ConnectedClient) }), ...errors(401, 403) } },
+    },
+    async () => ({ clients: oauth.listClients() }),
+  );
+  api.delete(
+    "/api/oauth/clients/:clientId",
+    {
+      config: { auth: "api" },
+      schema: {
+        params: z.object({ clientId: z.string().max(200) }),
+        response: { 204: NoBody, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      if (!(await oauth.deleteClient(req.params.clientId))) throw notFound("No such OAuth client.");
+      return reply.code(204).send();
+    },
+  );
 }
