@@ -3,6 +3,7 @@ import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import { Alerts } from "./alerts/alerts.js";
 import {
   type Config,
   checkConfig,
@@ -17,17 +18,16 @@ import { defaultAllowedHosts, Guard } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
-import { Alerts } from "./alerts/alerts.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
 import { mcpServerFactory } from "./mcp/server.js";
-import { SchoolTime } from "./mcp/time.js";
-import { registerReadiness } from "./readiness/readiness.js";
 import { SessionStore } from "./mcp/sessions.js";
+import { SchoolTime } from "./mcp/time.js";
 import { TimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
 import { registerOAuthRoutes } from "./oauth/routes.js";
 import { OAuthServer } from "./oauth/server.js";
 import { OAuthStateFile } from "./oauth/state.js";
+import { registerReadiness } from "./readiness/readiness.js";
 import { cleanPaste } from "./token/jwt.js";
 import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manager.js";
 import { TokenStore } from "./token/store.js";
@@ -174,7 +174,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   });
   app.addHook("onResponse", async (req, reply) => {
     req.log.info(
-      { res: { statusCode: reply.statusCode }, responseTime: Math.round(reply.elapsedTime * 10) / 10, method: req.method },
+      {
+        res: { statusCode: reply.statusCode },
+        responseTime: Math.round(reply.elapsedTime * 10) / 10,
+        method: req.method,
+      },
       "request completed",
     );
   });

@@ -93,10 +93,7 @@ export const envSpec = {
     "cap on any upstream answer the bridge reads (portal JSON and timetable), in bytes",
   ),
   SCHOOL_TIMEZONE: envVar(
-    z
-      .string()
-      .default("Europe/Berlin")
-      .refine(isTimeZone, "must be an IANA time zone such as Europe/Berlin"),
+    z.string().default("Europe/Berlin").refine(isTimeZone, "must be an IANA time zone such as Europe/Berlin"),
     "IANA time zone for every date the tools show or interpret",
   ),
   TIMETABLE_STUDENT: envVar(
