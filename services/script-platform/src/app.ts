@@ -3,6 +3,7 @@ import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { openDatabase } from "@app/kit/db";
 import { createHttpApp, registerHealth } from "@app/kit/http";
+import { registerReadiness } from "@app/kit/http/readiness";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import type { Config } from "./config.js";
@@ -26,6 +27,8 @@ import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
 import { dispatcherWorker, runtimeProvider } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
+import { registerApiDocs } from "./http/api-docs.js";
+import { installPlatformAuth } from "./http/route-auth.js";
 import { adminRoutes } from "./http/routes/admins.js";
 import { appRoutes } from "./http/routes/apps.js";
 import { authoringRoutes } from "./http/routes/authoring.js";
@@ -35,6 +38,7 @@ import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
 import { executeRoutes } from "./http/routes/execute.js";
 import { executionRoutes } from "./http/routes/executions.js";
+import { executionStreamRoutes } from "./http/routes/executions-stream.js";
 import { filesAdminRoutes } from "./http/routes/files-admin.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
 import { routeRoutes } from "./http/routes/routes.js";
@@ -44,6 +48,7 @@ import { topicRoutes } from "./http/routes/topics.js";
 import { triggerRoutes } from "./http/routes/triggers.js";
 import { userRoutes } from "./http/routes/user-routes.js";
 import { versionRoutes } from "./http/routes/version.js";
+import { registerPlatformMetrics } from "./metrics.js";
 import {
   cronWorker,
   deadLetterSettlerWorker,
@@ -76,6 +81,7 @@ const routeModules: RouteModule[] = [
   filesAdminRoutes,
   executeRoutes,
   executionRoutes,
+  executionStreamRoutes,
   userRoutes,
 ];
 
@@ -181,7 +187,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     };
 
     registerHealth(app);
+    registerReadiness(app, { database, migrations });
+    // Before the route modules: every route is counted by its pattern.
+    ctx.services.metrics = registerPlatformMetrics(app, ctx);
     installAdminGate(app, ctx.gate);
+    // Before any route module: the OpenAPI document and the auth hook see every route after.
+    await registerApiDocs(app);
+    installPlatformAuth(app, ctx);
     for (const provide of providers) await provide(ctx);
     for (const register of routeModules) await register(app, ctx);
     for (const make of workers) {

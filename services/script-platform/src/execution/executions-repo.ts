@@ -1,4 +1,4 @@
-import type { Database, Kysely } from "@app/kit/db";
+import type { Database, Kysely, Selectable } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { LogEntry } from "../sandbox/engine.js";
 
@@ -29,10 +29,89 @@ export interface ExecutionRecord {
   finished_at: string;
 }
 
+/** Filters of the executions list and live tail (contract "Authoring"). */
+export interface ExecutionFilters {
+  script_id?: string | null | undefined;
+  /** ok | error | timeout | limit, or the stored succeeded | failed. */
+  status?: string | null | undefined;
+  invocation_type?: string | null | undefined;
+  /** RFC 3339: runs started at or after. */
+  since?: string | null | undefined;
+}
+
+/** Error codes that count as `limit` (a sandbox limit ended the run). */
+export const LIMIT_CODES = ["operation_limit", "size_limit", "call_depth_limit", "sdk_limit"];
+
+// biome-ignore lint/suspicious/noExplicitAny: one filter helper for selects on the executions table
+function filtered<Q extends { where: (...a: any[]) => Q }>(q: Q, f: ExecutionFilters): Q {
+  let out = q;
+  if (f.script_id) out = out.where("script_id", "=", f.script_id);
+  if (f.invocation_type) out = out.where("invocation_type", "=", f.invocation_type);
+  if (f.since) out = out.where("created_at", ">=", f.since);
+  switch (f.status) {
+    case "ok":
+    case "succeeded":
+      out = out.where("status", "=", "succeeded");
+      break;
+    case "failed":
+      out = out.where("status", "=", "failed");
+      break;
+    case "timeout":
+      out = out.where("error_code", "=", "timeout");
+      break;
+    case "limit":
+      out = out.where("error_code", "in", LIMIT_CODES);
+      break;
+    case "error":
+      out = out
+        .where("status", "=", "failed")
+        // biome-ignore lint/suspicious/noExplicitAny: Kysely expression builder
+        .where((eb: any) =>
+          eb.or([eb("error_code", "is", null), eb("error_code", "not in", ["timeout", ...LIMIT_CODES])]),
+        );
+      break;
+  }
+  return out;
+}
+
 /** SQL of the executions log. */
 export function executionsRepo(database: Database<PlatformDB>) {
   const d = database.dialect;
+  const toView = (r: Selectable<PlatformDB["executions"]>) => ({
+    id: r.id,
+    app_id: r.app_id,
+    script_id: r.script_id,
+    invocation_type: r.invocation_type,
+    status: r.status,
+    duration_ms: r.duration_ms,
+    logs: JSON.parse(r.logs) as LogEntry[],
+    error: errorOf(r),
+    instance_id: r.instance_id ?? null,
+    created_at: d.fromTimestamp(r.created_at),
+    finished_at: r.finished_at === null ? null : d.fromTimestamp(r.finished_at),
+  });
   return {
+    /** Runs that finished at or after `sinceIso` (oldest first), for the live tail; at most `limit`. */
+    async listFinishedSince(appId: string, sinceIso: string, f: ExecutionFilters, limit: number) {
+      const q = database.db
+        .selectFrom("executions")
+        .selectAll()
+        .where("app_id", "=", appId)
+        .where("finished_at", ">=", sinceIso)
+        .orderBy("finished_at", "asc")
+        .orderBy("id", "asc")
+        .limit(limit);
+      return (await filtered(q, f).execute()).map(toView);
+    },
+    async finishedAtOf(appId: string, id: string): Promise<string | null> {
+      const r = await database.db
+        .selectFrom("executions")
+        .select("finished_at")
+        .where("app_id", "=", appId)
+        .where("id", "=", id)
+        .executeTakeFirst();
+      return r?.finished_at ? d.fromTimestamp(r.finished_at) : null;
+    },
     async insert(db: Kysely<PlatformDB>, e: ExecutionRecord): Promise<void> {
       await db
         .insertInto("executions")
@@ -57,7 +136,7 @@ export function executionsRepo(database: Database<PlatformDB>) {
       return Number(r.numDeletedRows);
     },
     /** Newest first (ids are UUID v7, so id order is start order); `before` is the cursor. */
-    async list(appId: string, opts: { before?: string | null; limit: number; status?: string | null }) {
+    async list(appId: string, opts: { before?: string | null; limit: number } & ExecutionFilters) {
       let q = database.db
         .selectFrom("executions")
         .selectAll()
@@ -65,21 +144,9 @@ export function executionsRepo(database: Database<PlatformDB>) {
         .orderBy("id", "desc")
         .limit(opts.limit + 1);
       if (opts.before) q = q.where("id", "<", opts.before);
-      if (opts.status) q = q.where("status", "=", opts.status);
+      q = filtered(q, opts);
       const rows = await q.execute();
-      const page = rows.slice(0, opts.limit).map((r) => ({
-        id: r.id,
-        app_id: r.app_id,
-        script_id: r.script_id,
-        invocation_type: r.invocation_type,
-        status: r.status,
-        duration_ms: r.duration_ms,
-        logs: JSON.parse(r.logs) as LogEntry[],
-        error: errorOf(r),
-        instance_id: r.instance_id ?? null,
-        created_at: d.fromTimestamp(r.created_at),
-        finished_at: r.finished_at === null ? null : d.fromTimestamp(r.finished_at),
-      }));
+      const page = rows.slice(0, opts.limit).map(toView);
       return {
         items: page,
         next_cursor: rows.length > opts.limit ? (page[page.length - 1]?.id ?? null) : null,
