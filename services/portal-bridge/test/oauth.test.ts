@@ -495,6 +495,27 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
   });
 });
 
+describe("OAuth routes in the OpenAPI document", () => {
+  it("every OAuth route is documented with schemas; the document validates", async () => {
+    h = await startOAuthHarness();
+    const { checkOpenApi } = await import("@app/kit/testing/openapi");
+    const { doc, missing, withoutSchema } = await checkOpenApi(h.built.app, "/api/openapi.json");
+    expect(missing).toEqual([]);
+    expect(withoutSchema).toEqual([]);
+    expect(Object.keys(doc.paths ?? {})).toEqual(
+      expect.arrayContaining([
+        "/.well-known/oauth-authorization-server",
+        "/oauth/register",
+        "/oauth/authorize",
+        "/oauth/token",
+        "/oauth/revoke",
+        "/api/oauth/clients",
+        "/api/oauth/clients/{clientId}",
+      ]),
+    );
+  });
+});
+
 describe("OAuth configuration", () => {
   it("MCP_OAUTH=on needs MCP_AUTH_TOKEN and MCP_PUBLIC_URL; the public URL is an https (or loopback) origin", async () => {
     const { checkConfig } = await import("../src/config.js");

@@ -240,7 +240,7 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
     ])
       scope.options(
         url,
-        { config: CROSS_ORIGIN, schema: { hide: true, response: { 204: NoBody } } },
+        { config: CROSS_ORIGIN, schema: { description: "CORS preflight", response: { 204: NoBody } } },
         async (_req, reply) => reply.code(204).headers(CORS_HEADERS).send(),
       );
 
