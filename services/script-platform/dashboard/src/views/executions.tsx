@@ -1,6 +1,42 @@
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { allScripts, type Execution, type LogLine, qs } from "../api.js";
-import { Empty, formatTime, Loading, MoreButton, Section, usePaged, useResource } from "../ui.js";
+import { Empty, Field, formatTime, Loading, MoreButton, Section, usePaged, useResource } from "../ui.js";
+
+const INVOCATION_TYPES = ["http", "kv", "docs", "files", "pubsub", "cron", "email", "dead_letter"];
+/** Newest live rows kept on the page. */
+const LIVE_MAX = 200;
+
+interface StructuredError {
+  code?: string;
+  message?: string;
+  stack?: string | null;
+  line?: number | null;
+  column?: number | null;
+}
+
+/** Follow GET …/executions/stream (SSE; the session cookie authenticates EventSource). */
+function useLiveTail(appId: string, filters: Record<string, string>, on: boolean) {
+  const [live, setLive] = useState<Execution[]>([]);
+  const [state, setState] = useState<"off" | "connecting" | "live" | "retrying">("off");
+  const key = JSON.stringify(filters);
+  useEffect(() => {
+    setLive([]);
+    if (!on) {
+      setState("off");
+      return;
+    }
+    setState("connecting");
+    const es = new EventSource(`/api/v1/admin/apps/${appId}/executions/stream${qs(filters)}`);
+    es.onopen = () => setState("live");
+    es.onerror = () => setState("retrying");
+    es.addEventListener("execution", (e) => {
+      const x = JSON.parse((e as MessageEvent<string>).data) as Execution;
+      setLive((rows) => [x, ...rows.filter((r) => r.id !== x.id)].slice(0, LIVE_MAX));
+    });
+    return () => es.close();
+  }, [appId, key, on]);
+  return { live, state };
+}
 
 function logText(l: LogLine): string {
   if (typeof l.message === "string") return l.message;
@@ -13,19 +49,35 @@ function logText(l: LogLine): string {
 function errorText(e: unknown): string | null {
   if (e === null || e === undefined) return null;
   if (typeof e === "string") return e;
-  const m = (e as { message?: unknown }).message;
-  return typeof m === "string" ? m : JSON.stringify(e);
+  const s = e as StructuredError;
+  const where =
+    typeof s.line === "number" ? ` at line ${s.line}${s.column ? `, column ${s.column}` : ""}` : "";
+  if (typeof s.message === "string")
+    return `${s.code ? `${s.code}${where}: ` : where ? `${where.trim()}: ` : ""}${s.message}`;
+  return JSON.stringify(e);
 }
 
 export function ExecutionsPage({ appId }: { appId: string }) {
   const [status, setStatus] = useState("");
+  const [scriptId, setScriptId] = useState("");
+  const [type, setType] = useState("");
+  const [since, setSince] = useState("");
+  const [follow, setFollow] = useState(false);
+  const sinceIso = since ? new Date(since).toISOString() : "";
+  const filters: Record<string, string> = { status, script_id: scriptId, invocation_type: type };
   const executions = usePaged<Execution>(
-    (cursor) => `apps/${appId}/executions${qs({ status, cursor })}`,
-    [appId, status],
+    (cursor) => `apps/${appId}/executions${qs({ ...filters, since: sinceIso, cursor })}`,
+    [appId, status, scriptId, type, sinceIso],
+  );
+  const tail = useLiveTail(
+    appId,
+    Object.fromEntries(Object.entries(filters).filter(([, v]) => v !== "")),
+    follow,
   );
   // Names for the rows; a failure here only costs the names, so it is not shown as an error.
   const scripts = useResource(() => allScripts(appId), [appId]);
   const names = new Map(scripts.data?.map((s) => [s.id, s.name]));
+  const shown = new Set(tail.live.map((x) => x.id));
   return (
     <Section
       title="Executions"
@@ -34,24 +86,85 @@ export function ExecutionsPage({ appId }: { appId: string }) {
           <button type="button" onClick={executions.reload} disabled={executions.loading}>
             Refresh
           </button>
-          <select aria-label="Status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
-            <option value="">all</option>
-            <option value="succeeded">succeeded</option>
-            <option value="failed">failed</option>
-          </select>
+          <label class="check">
+            <input
+              type="checkbox"
+              name="follow"
+              checked={follow}
+              onChange={(e) => setFollow(e.currentTarget.checked)}
+            />{" "}
+            Live tail
+          </label>
+          {follow && (
+            <span class="muted small" data-testid="tail-state">
+              {tail.state === "live"
+                ? "following"
+                : tail.state === "retrying"
+                  ? "reconnecting…"
+                  : "connecting…"}
+            </span>
+          )}
         </div>
       }
     >
-      <Loading resource={executions} />
-      {executions.data && executions.data.length === 0 && <Empty>No executions yet.</Empty>}
-      <ul class="list executions" data-testid="executions">
-        {executions.data?.map((x) => (
-          <ExecutionRow
-            key={x.id}
-            execution={x}
-            scriptName={x.script_id ? names.get(x.script_id) : undefined}
+      <div class="grid filters">
+        <Field label="Status">
+          <select name="status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">all</option>
+            <option value="ok">ok</option>
+            <option value="error">error</option>
+            <option value="timeout">timeout</option>
+            <option value="limit">limit</option>
+          </select>
+        </Field>
+        <Field label="Script">
+          <select name="script_id" value={scriptId} onChange={(e) => setScriptId(e.currentTarget.value)}>
+            <option value="">all</option>
+            {scripts.data?.map((s) => (
+              <option key={s.id} value={s.id}>
+                {s.name}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Started by">
+          <select name="invocation_type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
+            <option value="">all</option>
+            {INVOCATION_TYPES.map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </Field>
+        <Field label="Since">
+          <input
+            name="since"
+            type="datetime-local"
+            value={since}
+            onInput={(e) => setSince(e.currentTarget.value)}
           />
-        ))}
+        </Field>
+      </div>
+      {tail.live.length > 0 && (
+        <ul class="list executions live" data-testid="live-executions" aria-live="polite">
+          {tail.live.map((x) => (
+            <ExecutionRow key={x.id} execution={x} scriptName={names.get(x.script_id ?? "")} />
+          ))}
+        </ul>
+      )}
+      <Loading resource={executions} />
+      {executions.data && executions.data.length === 0 && tail.live.length === 0 && (
+        <Empty>No executions match.</Empty>
+      )}
+      <ul class="list executions" data-testid="executions">
+        {executions.data
+          ?.filter((x) => !shown.has(x.id))
+          .map((x) => (
+            <ExecutionRow
+              key={x.id}
+              execution={x}
+              scriptName={x.script_id ? names.get(x.script_id) : undefined}
+            />
+          ))}
       </ul>
       <MoreButton paged={executions} />
     </Section>
@@ -83,7 +196,17 @@ function ExecutionRow({
       {open && (
         <div class="details">
           <p class="muted small">execution {x.id}</p>
-          {err && <p class="error">{err}</p>}
+          {err && (
+            <p class="error" data-testid="execution-error">
+              {err}
+            </p>
+          )}
+          {typeof (x.error as StructuredError | null)?.stack === "string" && (
+            <details>
+              <summary>Stack</summary>
+              <pre>{(x.error as StructuredError).stack}</pre>
+            </details>
+          )}
           {logs.length === 0 ? (
             <p class="muted">No logs.</p>
           ) : (
