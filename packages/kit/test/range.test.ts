@@ -14,6 +14,7 @@ describe("parseRange", () => {
     ["bytes=100-", { type: "partial", start: 100, end: 999 }],
     ["bytes=100-199", { type: "partial", start: 100, end: 199 }],
     ["bytes=900-5000", { type: "partial", start: 900, end: 999 }],
+    ["bytes=0-99999999999999999999", { type: "partial", start: 0, end: 999 }],
     ["bytes=999-999", { type: "partial", start: 999, end: 999 }],
     ["bytes=-100", { type: "partial", start: 900, end: 999 }],
     ["bytes=-5000", { type: "partial", start: 0, end: 999 }],

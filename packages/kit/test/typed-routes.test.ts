@@ -101,6 +101,14 @@ describe("typed routes", () => {
     });
     expect(empty.statusCode).toBe(422);
     expect(empty.json().error.field).toBe("name");
+    const nullBody = await app.inject({
+      method: "POST",
+      url: `/api/things/${ID}`,
+      headers: { authorization: "Bearer a", "content-type": "application/json" },
+      payload: "null",
+    });
+    expect(nullBody.statusCode).toBe(422);
+    expect(nullBody.json().error.message).toBe("The body must be a JSON object.");
     const query = await post(`/api/things/${ID}?n=1.5`, { name: "a" });
     expect(query.json().error).toMatchObject({ code: "validation_failed", field: "n" });
     expect((await post(`/api/things/${ID}`, "{nope")).json().error.code).toBe("invalid_json");

@@ -145,6 +145,17 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
       return typeof h === "string" && REQUEST_ID_RE.test(h) ? h : newId();
     },
     forceCloseConnections: "idle",
+    // Node's HTTP parser refused the bytes (a badly chunked body, a malformed header): answer in
+    // the common error shape instead of Fastify's own, then close, as the stream is out of sync.
+    clientErrorHandler: (err, socket) => {
+      if (!socket.writable || (err as NodeJS.ErrnoException).code === "ECONNRESET") return socket.destroy();
+      const body = JSON.stringify({
+        error: { code: "invalid_body", message: "The request could not be parsed as HTTP." },
+      });
+      socket.end(
+        `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    },
     return503OnClosing: true,
     // Fastify's own answer to a malformed URL repeats the path back and is not our error shape.
     frameworkErrors: (err, req, rawReply) => {

@@ -27,8 +27,9 @@ export function parseRange(header: string | undefined, size: number): RangeResul
   const start = Number(a);
   if (!Number.isSafeInteger(start)) return { type: "full" };
   if (b !== "") {
+    // An end past the file (however many digits) is clamped to the last byte, as RFC 9110 says.
     const end = Number(b);
-    if (!Number.isSafeInteger(end) || end < start) return { type: "full" };
+    if (end < start) return { type: "full" };
     if (start >= size) return { type: "unsatisfiable" };
     return { type: "partial", start, end: Math.min(end, size - 1) };
   }

@@ -10,6 +10,7 @@ import type {
 import type { FastifySerializerCompiler } from "fastify/types/schema.js";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import { z } from "zod";
+import { AppError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { validationError } from "../validate.js";
 
@@ -81,8 +82,7 @@ export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> = ({ schema,
     throw new Error(`Route ${method} ${url}: the ${httpPart ?? "request"} schema must be a zod schema.`);
   const emptyAsObject = httpPart === "body" || httpPart === "querystring";
   return (data: unknown) => {
-    // Only an absent body counts as `{}`: a JSON `null` is a body, and not an object (422).
-    const res = schema.safeParse(emptyAsObject && data === undefined ? {} : data);
+    const res = schema.safeParse(emptyAsObject && data == null ? {} : data);
     return res.success ? { value: res.data } : { error: validationError(res.error) };
   };
 };
@@ -125,6 +125,12 @@ export function zodSerializerCompiler(opts: { check: boolean }): FastifySerializ
 export function installZodCompilers(app: FastifyInstance, opts: { checkResponses: boolean }): void {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler({ check: opts.checkResponses }));
+  // Fastify hands the validator `null` for an absent body too, so a JSON `null` is refused here,
+  // where the two still differ: it is a body, and not an object.
+  app.addHook("preValidation", async (req) => {
+    if (req.body === null && req.routeOptions.schema?.body)
+      throw new AppError(422, "validation_failed", "The body must be a JSON object.", { field: null });
+  });
 }
 
 /**

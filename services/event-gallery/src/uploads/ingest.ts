@@ -73,7 +73,7 @@ export async function ingestUpload(
 ): Promise<IngestResult> {
   const { db } = ctx.database;
   const settings = await ctx.settings.all();
-  ctx.limiter.hit(`upload:${user.id}`, settings.upload_rate_per_hour, 3_600_000);
+  await ctx.limiter.hit(`upload:${user.id}`, settings.upload_rate_per_hour, 3_600_000);
   if (await repo.isUploadsLocked(db)) throw uploadsLocked();
 
   // Quota before any byte is stored: the file limit is whichever is smaller, the route limit or
@@ -89,7 +89,16 @@ export async function ingestUpload(
 
   const form: FormFields = { clientKey: null, caption: "", hashtags: [] };
   const rawTags: string[] = [];
-  for await (const part of parts({ fileSize: fileLimit, fieldSize: FIELD_MAX_BYTES, fields: 64, files: 1 })) {
+  // files: 2 lets a second file part through busboy so it is refused by name, not dropped.
+  const partsIter = parts({ fileSize: fileLimit, fieldSize: FIELD_MAX_BYTES, fields: 64, files: 2 })[
+    Symbol.asyncIterator
+  ]();
+  for (
+    let next = await readBody(() => partsIter.next());
+    !next.done;
+    next = await readBody(() => partsIter.next())
+  ) {
+    const part = next.value;
     if (part.type === "field") {
       if (!KNOWN_FIELDS.has(part.fieldname))
         throw validationFailed(part.fieldname, `Unknown field: ${part.fieldname}.`);
@@ -109,7 +118,7 @@ export async function ingestUpload(
       );
     form.caption = validateCaption(form.caption);
     form.hashtags = normalizeHashtags(rawTags);
-    return receiveFile(ctx, user, part, form, {
+    return receiveFile(ctx, user, part, form, () => noPartAfterFile(partsIter), {
       fileLimit,
       quotaBound: fileLimit < settings.max_upload_bytes,
       ceiling,
@@ -134,6 +143,8 @@ async function receiveFile(
   user: AuthedUser,
   part: MultipartFile,
   form: FormFields,
+  /** Reads the rest of the form once the file is stored; throws if anything follows the file. */
+  afterFile: () => Promise<void>,
   bounds: Bounds,
 ): Promise<IngestResult> {
   const { db } = ctx.database;
@@ -150,6 +161,7 @@ async function receiveFile(
   const id = newId();
   const stored = await streamToOriginal(ctx, part, id, bounds);
   try {
+    await afterFile();
     const outcome = await commitUpload(ctx, user, form, id, stored, bounds);
     if (outcome.replayOf) {
       await removeQuietly(stored.absPath);
@@ -191,7 +203,7 @@ async function streamToOriginal(
   let headBytes = 0;
   let done = false;
   while (headBytes < SNIFF_BYTES) {
-    const next = await iterator.next();
+    const next = await readBody(() => iterator.next());
     if (next.done) {
       done = true;
       break;
@@ -216,7 +228,8 @@ async function streamToOriginal(
     const counter = async function* () {
       yield first;
       if (done) return;
-      for (let n = await iterator.next(); !n.done; n = await iterator.next()) yield n.value as Buffer;
+      for (let n = await readBody(() => iterator.next()); !n.done; n = await readBody(() => iterator.next()))
+        yield n.value as Buffer;
     };
     await pipeline(
       counter,
@@ -306,6 +319,40 @@ export async function commitUpload(
     await alsoInTx?.(trx, {});
     return {};
   });
+}
+
+const invalidMultipart = (status: 400 | 422, message: string) =>
+  new AppError(status, "invalid_multipart", message);
+
+/**
+ * A read from the multipart body. What the parser cannot read (no or empty boundary, no closing
+ * boundary, a cut or malformed body) is the client's error, answered 400, never a 500.
+ */
+async function readBody<T>(next: () => Promise<T>): Promise<T> {
+  try {
+    return await next();
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    const code = (err as { code?: unknown }).code;
+    if (code === "FST_FILES_LIMIT") throw invalidMultipart(422, "A form carries one file part.");
+    if (code === "FST_PARTS_LIMIT" || code === "FST_FIELDS_LIMIT")
+      throw invalidMultipart(422, "The form has too many parts.");
+    throw invalidMultipart(
+      400,
+      "The multipart body could not be read: missing boundary, cut off or malformed.",
+    );
+  }
+}
+
+/** The file is the last part: a second file, or a field after it, is refused with the rule. */
+async function noPartAfterFile(parts: AsyncIterator<Multipart>): Promise<void> {
+  const next = await readBody(() => parts.next());
+  if (next.done) return;
+  if (next.value.type === "file") {
+    next.value.file.resume();
+    throw invalidMultipart(422, "A form carries one file part; this one has two.");
+  }
+  throw invalidMultipart(422, `Text fields go before the file; "${next.value.fieldname}" came after it.`);
 }
 
 export async function itemFor(ctx: GalleryContext, user: AuthedUser, id: string): Promise<FeedItem> {

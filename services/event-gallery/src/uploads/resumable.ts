@@ -218,7 +218,7 @@ export async function appendResumable(
   locks: UploadKeyLocks,
   req: { key: string; offset: number; declaredBytes: number | null; body: Readable },
 ): Promise<AppendResult> {
-  const { key, offset, body } = req;
+  const { key, body } = req;
   const row = await ownedRow(ctx, user, key);
   const release = await locks.acquire(row.key, () => body.destroy());
   try {

@@ -6,7 +6,7 @@ import { sweepExpiredResumables } from "../../src/uploads/resumable.js";
 import { sweepLeftovers } from "../../src/uploads/sweep.js";
 import { seedUpload } from "../core/harness.js";
 import { type Gallery, mediaFiles, noiseJpeg, startGallery, uploadRow, userBytes } from "../media/helpers.js";
-import { listen, partialFiles, setLocked, sha, type Tus } from "./tus.js";
+import { body, listen, partialFiles, setLocked, sha, type Tus } from "./tus.js";
 
 describe("tus resumable uploads", () => {
   let g: Gallery;
@@ -62,7 +62,7 @@ describe("tus resumable uploads", () => {
       if (offset < photo.length) expect(last.status).toBe(204);
     }
     expect(last?.status).toBe(201);
-    const up = (await (last as Response).json()).upload;
+    const up = (await body(last as Response)).upload;
     expect(up).toMatchObject({ caption: "Dance floor", hashtags: ["fun", "party"], mime_type: "image/jpeg" });
     const row = await uploadRow(g, up.id);
     expect(row.client_upload_id).toBe("k-1");
@@ -78,7 +78,7 @@ describe("tus resumable uploads", () => {
     expect(head.headers.get("upload-offset")).toBe(String(photo.length));
     const again = await tus.create(u.token, photo.length, { client_upload_id: "k-1" });
     expect(again.status).toBe(200);
-    expect((await again.json()).upload.id).toBe(up.id);
+    expect((await body(again)).upload.id).toBe(up.id);
     expect(again.headers.get("location")).toBe(loc);
     const replay = await tus.patch(u.token, loc, photo.length, new Uint8Array());
     expect(replay.status).toBe(200);
@@ -102,7 +102,7 @@ describe("tus resumable uploads", () => {
     expect(wrong.headers.get("upload-offset")).toBe(String(at));
     const done = await tus.patch(u.token, loc, at, photo.subarray(at));
     expect(done.status).toBe(201);
-    const row = await uploadRow(g, (await done.json()).upload.id);
+    const row = await uploadRow(g, (await body(done)).upload.id);
     expect(sha(await readFile(join(g.built.ctx.paths.mediaDir, row.original_path as string)))).toBe(
       sha(photo),
     );
@@ -142,7 +142,7 @@ describe("tus resumable uploads", () => {
     await setLocked(g, true);
     const between = await tus.patch(u.token, loc, 50_000, photo.subarray(50_000, 60_000));
     expect(between.status).toBe(403);
-    expect((await between.json()).error.code).toBe("uploads_locked");
+    expect((await body(between)).error.code).toBe("uploads_locked");
     expect((await tus.create(u.token, photo.length, { client_upload_id: "lock-2" })).status).toBe(403);
     await setLocked(g, false);
     expect((await tus.patch(u.token, loc, 50_000, photo.subarray(50_000, photo.length - 10))).status).toBe(
@@ -173,7 +173,7 @@ describe("tus resumable uploads", () => {
     const last = await tus.patch(u.token, loc, photo.length - 1, photo.subarray(photo.length - 1));
     g.built.ctx.settings.all = orig;
     expect(last.status).toBe(403);
-    expect((await last.json()).error.code).toBe("uploads_locked");
+    expect((await body(last)).error.code).toBe("uploads_locked");
     expect(
       await db.selectFrom("uploads").select("id").where("client_upload_id", "=", "lock-3").execute(),
     ).toEqual([]);
@@ -191,14 +191,14 @@ describe("tus resumable uploads", () => {
       // Ceiling = free × 0.8 / active uploaders.
       const big = await tus.create(u.token, 100 * photo.length, { client_upload_id: "q-1" });
       expect(big.status).toBe(413);
-      expect((await big.json()).error.code).toBe("quota_exceeded");
+      expect((await body(big)).error.code).toBe("quota_exceeded");
       const loc = await create(u.token, "q-2");
       await tus.patch(u.token, loc, 0, photo.subarray(0, 1000));
       // Meanwhile the disk filled up: the commit re-checks with the real size.
       disk.free_bytes = photo.length / 2;
       const last = await tus.patch(u.token, loc, 1000, photo.subarray(1000));
       expect(last.status).toBe(413);
-      expect((await last.json()).error.code).toBe("quota_exceeded");
+      expect((await body(last)).error.code).toBe("quota_exceeded");
       expect((await tus.head(u.token, loc)).status).toBe(404);
       expect(await userBytes(g, u.id)).toBe(0);
     } finally {
@@ -206,7 +206,7 @@ describe("tus resumable uploads", () => {
     }
     const tooBig = await tus.create(u.token, 603979777, { client_upload_id: "q-3" });
     expect(tooBig.status).toBe(413);
-    expect((await tooBig.json()).error.code).toBe("payload_too_large");
+    expect((await body(tooBig)).error.code).toBe("payload_too_large");
   });
 
   it("refuses a host-removed key and an unsupported type (removing its bytes)", async () => {
@@ -224,7 +224,7 @@ describe("tus resumable uploads", () => {
       .execute();
     const removed = await tus.create(u.token, 10, { client_upload_id: "t-2" });
     expect(removed.status).toBe(409);
-    expect((await removed.json()).error.code).toBe("removed_by_host");
+    expect((await body(removed)).error.code).toBe("removed_by_host");
   });
 
   it("answers malformed tus requests with the common error shape", async () => {
@@ -273,7 +273,7 @@ describe("tus resumable uploads", () => {
     cases.push([await tus.patch(u.token, loc, 0, new Uint8Array(101)), 400, "invalid_body"]);
     for (const [res, status, code] of cases) {
       expect(res.status).toBe(status);
-      expect((await res.json()).error.code).toBe(code);
+      expect((await body(res)).error.code).toBe(code);
     }
   });
 
@@ -371,7 +371,7 @@ describe("tus across a server restart", () => {
       expect(again.headers.get("location")).toBe(loc);
       const done = await tus.patch(u.token, loc, at, photo.subarray(at));
       expect(done.status).toBe(201);
-      const row = await uploadRow(g, (await done.json()).upload.id);
+      const row = await uploadRow(g, (await body(done)).upload.id);
       expect(sha(await readFile(join(g.built.ctx.paths.mediaDir, row.original_path as string)))).toBe(
         sha(photo),
       );

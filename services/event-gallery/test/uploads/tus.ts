@@ -87,3 +87,10 @@ export async function setLocked(g: Gallery, locked: boolean): Promise<void> {
     .where("id", "=", 1)
     .execute();
 }
+
+/** A JSON answer of the upload routes: `{upload}` on success, `{error}` otherwise. */
+export const body = (r: Response) =>
+  r.json() as Promise<{
+    upload: Record<string, unknown> & { id: string };
+    error: { code: string; message: string };
+  }>;

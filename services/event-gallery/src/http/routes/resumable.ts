@@ -1,6 +1,7 @@
 import { AppError } from "@app/kit/errors";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { GalleryContext } from "../../context.js";
+import { endWhenIdle } from "../../uploads/idle.js";
 import {
   appendResumable,
   ClientGone,
@@ -79,7 +80,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       const offset = headerInt(req, "upload-offset");
       if (offset === null) throw invalidBody("Upload-Offset must be a non-negative integer.");
       // A client that stops sending is cut off; the bytes it sent before stay resumable.
-      req.raw.setTimeout(idleMs, () => req.raw.destroy());
+      const keepIdle = endWhenIdle(req.raw, idleMs);
       try {
         const result = await appendResumable(ctx, user, locks, {
           key: (req.params as { key: string }).key,
@@ -97,7 +98,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
         }
         throw err;
       } finally {
-        req.raw.setTimeout(0);
+        keepIdle();
       }
     });
 

@@ -4,6 +4,7 @@ import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
+import { endWhenIdle } from "../../uploads/idle.js";
 import { ingestUpload } from "../../uploads/ingest.js";
 import { deleteOwnUpload, editUpload } from "../../uploads/manage.js";
 import { auth } from "../route-auth.js";
@@ -35,13 +36,19 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
         if (!req.isMultipart())
           throw new AppError(415, "unsupported_media_type", "Send the upload as multipart/form-data.");
         const declared = Number(req.headers["content-length"]);
-        const result = await ingestUpload(
-          ctx,
-          req.principal,
-          (limits) => req.parts({ limits }),
-          Number.isSafeInteger(declared) ? declared : null,
-        );
-        return reply.code(result.status).send({ upload: result.upload });
+        // A client that sends nothing for GALLERY_UPLOAD_IDLE_S is cut off; the temp file goes with it.
+        const keepIdle = endWhenIdle(req.raw, ctx.config.GALLERY_UPLOAD_IDLE_S * 1000);
+        try {
+          const result = await ingestUpload(
+            ctx,
+            req.principal,
+            (limits) => req.parts({ limits }),
+            Number.isSafeInteger(declared) ? declared : null,
+          );
+          return reply.code(result.status).send({ upload: result.upload });
+        } finally {
+          keepIdle();
+        }
       },
     );
   });
