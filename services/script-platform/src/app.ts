@@ -27,8 +27,6 @@ import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
 import { dispatcherWorker, runtimeProvider } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
-import { registerApiDocs } from "./http/api-docs.js";
-import { installPlatformAuth } from "./http/route-auth.js";
 import { adminRoutes } from "./http/routes/admins.js";
 import { appRoutes } from "./http/routes/apps.js";
 import { authoringRoutes } from "./http/routes/authoring.js";
@@ -38,7 +36,6 @@ import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
 import { executeRoutes } from "./http/routes/execute.js";
 import { executionRoutes } from "./http/routes/executions.js";
-import { executionStreamRoutes } from "./http/routes/executions-stream.js";
 import { filesAdminRoutes } from "./http/routes/files-admin.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
 import { routeRoutes } from "./http/routes/routes.js";
@@ -81,7 +78,6 @@ const routeModules: RouteModule[] = [
   filesAdminRoutes,
   executeRoutes,
   executionRoutes,
-  executionStreamRoutes,
   userRoutes,
 ];
 
@@ -191,9 +187,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     // Before the route modules: every route is counted by its pattern.
     ctx.services.metrics = registerPlatformMetrics(app, ctx);
     installAdminGate(app, ctx.gate);
-    // Before any route module: the OpenAPI document and the auth hook see every route after.
-    await registerApiDocs(app);
-    installPlatformAuth(app, ctx);
     for (const provide of providers) await provide(ctx);
     for (const register of routeModules) await register(app, ctx);
     for (const make of workers) {

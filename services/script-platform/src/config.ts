@@ -1,4 +1,5 @@
 import { commonEnv, type EnvValues, envBool, envInt, envVar } from "@app/kit/config";
+import { metricsTokenEnv } from "@app/kit/http/metrics";
 import { z } from "zod";
 import { engineEnv } from "./execution/engine-env.js";
 import { triggersEnv } from "./triggers/settings.js";
@@ -74,6 +75,7 @@ export const envSpec = {
   ),
   ...triggersEnv,
   ...engineEnv,
+  METRICS_TOKEN: metricsTokenEnv(),
 };
 
 export type Config = EnvValues<typeof envSpec>;

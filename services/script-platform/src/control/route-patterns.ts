@@ -35,7 +35,7 @@ export interface CompiledPattern extends RoutePattern {
 const invalid = (message: string, extra: Record<string, unknown> = {}) =>
   new AppError(422, "invalid_route", message, extra);
 
-const RESERVED = ["/api", "/admin", "/healthz", "/version"];
+const RESERVED = ["/api", "/admin", "/healthz", "/version", "/readyz", "/metrics"];
 const SEGMENT_RE = /^[A-Za-z0-9._~!$&'()+,;=@%:-]+$/;
 const PARAM_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const LABEL_RE = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -118,7 +118,7 @@ export function parsePath(input: string): { path_kind: PathKind; path: string; s
     throw new AppError(
       422,
       "reserved_path",
-      "Route paths may not use the reserved prefixes /api/, /admin/, /healthz and /version.",
+      "Route paths may not use the reserved prefixes /api/, /admin/, /healthz, /version, /readyz and /metrics.",
       { field: "path" },
     );
   const path_kind: PathKind = prefix ? "prefix" : names.size > 0 ? "param" : "exact";

@@ -17,6 +17,8 @@ export function isReservedPath(path: string): boolean {
     path === "/admin" ||
     path.startsWith("/admin/") ||
     path === "/healthz" ||
+    path === "/readyz" ||
+    path === "/metrics" ||
     path === "/version"
   );
 }
