@@ -251,6 +251,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       auth: config.MCP_AUTH_TOKEN ? "on" : "OFF",
       connector_token: config.MCP_CONNECTOR_TOKEN ? "on" : "off",
       path_secret: pathSecret ? "on" : "off",
+      oauth: oauth ? `on (issuer ${oauth.issuer}, ${oauth.listClients().length} connected)` : "off",
       portal: config.PORTAL_BASE_URL ? "configured" : "not configured",
       timetable: timetable ? "configured" : "not configured",
       school_timezone: config.SCHOOL_TIMEZONE,
