@@ -6,6 +6,7 @@ import { AppError, badRequest, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import type { FeedItem } from "../feed/serialize.js";
+import { announceUpload } from "../premoderation/rules.js";
 import { normalizeHashtags } from "./hashtags.js";
 import {
   CLIENT_KEY_RE,
@@ -417,7 +418,7 @@ async function finishResumable(
     await removeQuietly(absPath);
     return { status: 200, state: done, upload: await itemFor(ctx, user, uploadId) };
   }
-  ctx.bus.publish("new-upload", { id, user_id: user.id });
+  await announceUpload(ctx, id, user);
   ctx.logger.info({ upload_id: id, bytes: state.length }, "resumable upload committed");
   return { status: 201, state: done, upload: await itemFor(ctx, user, id) };
 }
