@@ -28,8 +28,8 @@ import { registerFeedRoutes } from "./http/routes/feed.js";
 import { registerHostRoutes } from "./http/routes/host.js";
 import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
-import { registerPremoderationRoutes } from "./http/routes/premoderation.js";
 import { registerMediaPathGuard, registerMediaRoutes } from "./http/routes/media.js";
+import { registerPremoderationRoutes } from "./http/routes/premoderation.js";
 import { registerResumableRoutes } from "./http/routes/resumable.js";
 import { registerSocialRoutes } from "./http/routes/social.js";
 import { registerStreamRoutes } from "./http/routes/stream.js";
@@ -38,7 +38,7 @@ import { registerWebApp } from "./http/routes/web.js";
 import { ensureAdmin } from "./identity/admin.js";
 import { NameRules } from "./identity/names.js";
 import { IdentityService } from "./identity/service.js";
-import { createRateLimiter } from "./limits/limiter.js";
+import { createLimiterFor } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
 import { registerGalleryMetrics } from "./metrics.js";
 import { ModerationService } from "./moderation/service.js";
@@ -100,7 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       paths,
       settings,
       auth: createAuth(database, tokens, clock),
-      limiter: createRateLimiter(clock),
+      limiter: createLimiterFor(database, clock),
       bus,
       disk: deps.disk ?? createDiskProbe(dataDir),
     };
@@ -108,7 +108,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
     const hub = new StreamHub(ctx);
-    const tickets = new TicketStore(clock);
+    const tickets = new TicketStore(database.db, clock);
 
     const exportWorker = createExportWorker(ctx);
 

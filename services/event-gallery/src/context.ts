@@ -79,9 +79,9 @@ export interface Auth {
 
 export interface RateLimiter {
   /** Count one hit on `key`; throws 429 `rate_limited` (or `code`) with Retry-After past `limit` per `windowMs`. */
-  hit(key: string, limit: number, windowMs: number, code?: string): void;
+  hit(key: string, limit: number, windowMs: number, code?: string): Promise<void>;
   /** Like hit, but only checks (does not count). */
-  check(key: string, limit: number, windowMs: number, code?: string): void;
+  check(key: string, limit: number, windowMs: number, code?: string): Promise<void>;
 }
 
 /** Real-time fan-out to /stream subscribers (SSE event names from the contract). */

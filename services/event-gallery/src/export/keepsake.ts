@@ -70,7 +70,7 @@ export async function issueDownloadTicket(
   const limit = await ctx.settings.get("export_downloads_per_day");
   const now = ctx.clock.now();
   const used = await downloadsSince(db, user.id, toIso(now - DAY_MS));
-  if (used.count + tickets.outstanding(user.id) >= limit) {
+  if (used.count + (await tickets.outstanding(user.id)) >= limit) {
     const retryMs = used.oldest ? Date.parse(used.oldest) + DAY_MS - now : 60_000;
     throw tooManyRequests(
       retryMs / 1000,
@@ -81,7 +81,7 @@ export async function issueDownloadTicket(
       },
     );
   }
-  const { ticket, expiresAt } = tickets.issue({ kind, userId: user.id, sessionId: user.sessionId });
+  const { ticket, expiresAt } = await tickets.issue({ kind, userId: user.id, sessionId: user.sessionId });
   return { ticket, expires_at: toIso(expiresAt) };
 }
 
@@ -102,7 +102,7 @@ export async function openDownload(
   ticket: string | undefined,
   kind: ExportKind,
 ): Promise<OpenedDownload> {
-  const t = ticket ? tickets.redeem(ticket, kind) : null;
+  const t = ticket ? await tickets.redeem(ticket, kind) : null;
   const badTicket = () => unauthorized("The download ticket is invalid or expired.", "invalid_ticket");
   if (!t) throw badTicket();
   const { db } = ctx.database;

@@ -49,6 +49,7 @@ export async function claimPendingJob(
   dialect: Dialect,
   epoch: number,
   now: string,
+  lease?: Lease,
 ): Promise<ExportJob | undefined> {
   const candidate = await dialect
     .forUpdateSkipLocked(
@@ -62,7 +63,13 @@ export async function claimPendingJob(
     )
     .executeTakeFirst();
   if (!candidate) return undefined;
-  return claimJob(trx, candidate.id, epoch, now);
+  return claimJob(trx, candidate.id, epoch, now, lease);
+}
+
+/** Who holds a running job and until when (epoch ms): a lapsed lease may be taken over. */
+export interface Lease {
+  owner: string;
+  until: number;
 }
 
 /** The conditional UPDATE pending → running at `epoch`; undefined when the job moved on meanwhile. */
@@ -71,10 +78,19 @@ export async function claimJob(
   jobId: string,
   epoch: number,
   now: string,
+  lease?: Lease,
 ): Promise<ExportJob | undefined> {
   const res = await trx
     .updateTable("export_jobs")
-    .set({ status: "running", progress_pct: 0, message: null, started_at: now, updated_at: now })
+    .set({
+      status: "running",
+      progress_pct: 0,
+      message: null,
+      started_at: now,
+      updated_at: now,
+      lease_owner: lease?.owner ?? null,
+      lease_until: lease?.until ?? null,
+    })
     .where("id", "=", jobId)
     .where("status", "=", "pending")
     .where("epoch", "=", epoch)
@@ -145,14 +161,35 @@ export async function releaseRun(db: Kysely<GalleryDB>, run: JobRun, now: string
     .execute();
 }
 
-/** Jobs left running by a process that died: hand them back (called once at worker start). */
-export async function resetOrphanedRuns(db: Kysely<GalleryDB>, startedBefore: string, now: string) {
-  await db
+/** Extend the lease of a run this worker still holds; false when it lost the row. */
+export async function renewLease(db: Kysely<GalleryDB>, run: JobRun, lease: Lease): Promise<boolean> {
+  const res = await updateRun(db, run)
+    .where("lease_owner", "=", lease.owner)
+    .set({ lease_until: lease.until })
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/**
+ * Running jobs whose lease lapsed (the process holding them died or hung): hand them back as
+ * pending. A job another live process is building keeps a fresh lease and is never touched. Rows
+ * without a lease were claimed by a build before leases existed.
+ */
+export async function reclaimLapsedRuns(db: Kysely<GalleryDB>, nowMs: number, now: string): Promise<number> {
+  const res = await db
     .updateTable("export_jobs")
-    .set({ status: "pending", progress_pct: 0, started_at: null, updated_at: now })
+    .set({
+      status: "pending",
+      progress_pct: 0,
+      started_at: null,
+      lease_owner: null,
+      lease_until: null,
+      updated_at: now,
+    })
     .where("status", "=", "running")
-    .where("started_at", "<", startedBefore)
-    .execute();
+    .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<=", nowMs)]))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
 }
 
 /** Re-arm failed jobs at `epoch`; returns how many were re-armed. */

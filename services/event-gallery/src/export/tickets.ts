@@ -1,7 +1,8 @@
-import { randomBytes } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
+import type { Kysely } from "@app/kit/db";
 import { tooManyRequests } from "@app/kit/errors";
-import type { ExportKind } from "../db/schema.js";
+import { DbTickets } from "../auth/tickets.js";
+import type { ExportKind, GalleryDB } from "../db/schema.js";
 
 /** Download tickets: 60 s, single use, bound to the session that asked for them. */
 export const TICKET_TTL_MS = 60_000;
@@ -15,42 +16,35 @@ export interface DownloadTicket {
   expiresAt: number;
 }
 
+/** Download tickets in the database: issued by one process, redeemed once by any. */
 export class TicketStore {
-  private readonly tickets = new Map<string, DownloadTicket>();
+  private readonly store: DbTickets;
 
-  constructor(private readonly clock: Clock) {}
+  constructor(db: Kysely<GalleryDB>, clock: Clock) {
+    this.store = new DbTickets(db, clock, "download", {
+      ttlMs: TICKET_TTL_MS,
+      maxTotal: TICKET_CAP,
+      maxPerSession: TICKETS_PER_SESSION,
+    });
+  }
 
   /** Issue a ticket; at the cap new tickets are refused, never others evicted. */
-  issue(t: Omit<DownloadTicket, "expiresAt">): { ticket: string; expiresAt: number } {
-    this.prune();
-    const mine = [...this.tickets.values()].filter((x) => x.sessionId === t.sessionId).length;
-    if (this.tickets.size >= TICKET_CAP || mine >= TICKETS_PER_SESSION)
+  async issue(t: Omit<DownloadTicket, "expiresAt">): Promise<{ ticket: string; expiresAt: number }> {
+    const r = await this.store.issue(t);
+    if (!r.ok)
       throw tooManyRequests(TICKET_TTL_MS / 1000, "Too many open download tickets; try again shortly.");
-    const ticket = randomBytes(24).toString("base64url");
-    const expiresAt = this.clock.now() + TICKET_TTL_MS;
-    this.tickets.set(ticket, { ...t, expiresAt });
-    return { ticket, expiresAt };
+    return { ticket: r.ticket, expiresAt: r.expiresAt };
   }
 
   /** Take a ticket out (single use); null when unknown, expired or for another archive. */
-  redeem(ticket: string, kind: ExportKind): DownloadTicket | null {
-    const t = this.tickets.get(ticket);
-    if (!t) return null;
-    this.tickets.delete(ticket);
-    if (t.expiresAt <= this.clock.now() || t.kind !== kind) return null;
-    return t;
+  async redeem(ticket: string, kind: ExportKind): Promise<DownloadTicket | null> {
+    const t = await this.store.redeem(ticket);
+    if (!t || t.kind !== kind) return null;
+    return { kind, userId: t.userId, sessionId: t.sessionId, expiresAt: t.expiresAt };
   }
 
   /** Outstanding (unexpired) tickets of a user; they count towards the daily download limit. */
-  outstanding(userId: string): number {
-    const now = this.clock.now();
-    let n = 0;
-    for (const t of this.tickets.values()) if (t.userId === userId && t.expiresAt > now) n++;
-    return n;
-  }
-
-  private prune(): void {
-    const now = this.clock.now();
-    for (const [k, t] of this.tickets) if (t.expiresAt <= now) this.tickets.delete(k);
+  outstanding(userId: string): Promise<number> {
+    return this.store.outstanding(userId);
   }
 }

@@ -1,4 +1,5 @@
-import { mkdir, readdir } from "node:fs/promises";
+import { randomUUID } from "node:crypto";
+import { mkdir, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import type { TimerHandle } from "@app/kit/clock";
 import type { BackgroundWorker, GalleryContext } from "../context.js";
@@ -12,10 +13,17 @@ import {
   failJob,
   finishJob,
   listJobs,
+  reclaimLapsedRuns,
   releaseRun,
-  resetOrphanedRuns,
+  renewLease,
   staleKinds,
 } from "./repo.js";
+
+/**
+ * A claimed job belongs to this worker while its lease is fresh; it is renewed every third of
+ * this while building, so another process takes the job over only once this one died or hung.
+ */
+export const LEASE_MS = 60_000;
 
 /** Removals after release are batched: the keepsake is rebuilt 20 s after the last one. */
 export const REBUILD_DEBOUNCE_MS = 20_000;
@@ -57,12 +65,17 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
   let unsubscribe: (() => void) | null = null;
   let starting: Promise<void> | null = null;
   let rearming: Promise<void> | null = null;
+  // This worker's identity in export_jobs.lease_owner (one per process and start).
+  const owner = randomUUID();
 
   async function claimNext(): Promise<BuildRun | undefined> {
     return database.writeTx(async (trx) => {
       const event = await getEvent(trx);
       if (!event.export_released_at) return undefined;
-      const job = await claimPendingJob(trx, database.dialect, event.export_epoch, clock.iso());
+      const job = await claimPendingJob(trx, database.dialect, event.export_epoch, clock.iso(), {
+        owner,
+        until: clock.now() + LEASE_MS,
+      });
       if (!job?.started_at) return undefined;
       return { id: job.id, kind: job.kind, epoch: job.epoch, started_at: job.started_at };
     });
@@ -70,6 +83,11 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
 
   async function runOne(run: BuildRun): Promise<void> {
     let file: { path: string; size: number } | null = null;
+    const heartbeat = clock.setInterval(() => {
+      renewLease(database.db, run, { owner, until: clock.now() + LEASE_MS }).catch((err) =>
+        log.warn({ err, kind: run.kind }, "renewing the export lease failed"),
+      );
+    }, LEASE_MS / 3);
     try {
       file = await buildKeepsake(ctx, run, abort.signal, opts.hooks);
       const committed = await database.writeTx(async (trx) => {
@@ -92,6 +110,8 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
       log.error({ err, kind: run.kind, epoch: run.epoch }, "keepsake build failed");
       await failJob(database.db, run, message, clock.iso());
       return;
+    } finally {
+      heartbeat.cancel();
     }
     // Committed: from here on nothing may touch the new archive.
     log.info({ kind: run.kind, epoch: run.epoch, bytes: file.size }, "keepsake archive ready");
@@ -171,16 +191,26 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
 
   async function init(): Promise<void> {
     await mkdir(ctx.paths.exportsDir, { recursive: true });
-    // Temp files of a build that died with the process, and runs it left claimed.
-    for (const name of await readdir(ctx.paths.exportsDir))
-      if (name.startsWith(".tmp-")) await removeQuietly(join(ctx.paths.exportsDir, name));
-    await resetOrphanedRuns(database.db, clock.iso(), clock.iso());
+    // Temp files of a build that died (untouched for a whole lease: a live build writes to its
+    // file all the time, possibly in another process), and runs whose lease lapsed.
+    for (const name of await readdir(ctx.paths.exportsDir)) {
+      if (!name.startsWith(".tmp-")) continue;
+      const path = join(ctx.paths.exportsDir, name);
+      const st = await stat(path).catch(() => null);
+      if (st && Date.now() - st.mtimeMs > LEASE_MS) await removeQuietly(path);
+    }
+    await reclaimLapsedRuns(database.db, clock.now(), clock.iso());
     // A removal whose debounce was cut short by a restart still gets its rebuild.
     await rearmStale();
     unsubscribe = ctx.bus.subscribe((event) => {
       if (INVALIDATING_EVENTS.has(event)) scheduleRebuild();
     });
-    poll = clock.setInterval(kick, POLL_MS);
+    // The poll also takes over jobs whose holder died (lease lapsed) in another process.
+    poll = clock.setInterval(() => {
+      reclaimLapsedRuns(database.db, clock.now(), clock.iso())
+        .catch((err) => log.warn({ err }, "reclaiming lapsed export runs failed"))
+        .finally(kick);
+    }, POLL_MS);
     kick();
   }
 

@@ -60,7 +60,7 @@ const deltaCursorNow = (ctx: GalleryContext) => encode([toIso(ctx.clock.now() - 
 /** GET /feed: newest first, keyset on (created_at, id), filters AND-ed. */
 export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: FeedQuery): Promise<FeedPage> {
   const settings = await ctx.settings.all();
-  ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
+  await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
   const before = query.cursor ? decode(query.cursor, "cursor") : null;
   const deltaCursor = deltaCursorNow(ctx);
@@ -83,17 +83,18 @@ export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: Fee
   if (impossible) return { items: [], next_cursor: null, delta_cursor: deltaCursor };
 
   const viewer = await viewerOf(ctx, user);
-  // One connection for the page and its items: under load the request does not queue twice.
-  const { keys, items } = await ctx.database.db.connection().execute(async (conn) => {
-    const keys = await repo.feedPage(
-      conn,
-      { tagsAny, uploader: query.uploader ?? null },
-      before ? { created_at: before[0], id: before[1] } : null,
-      limit + 1,
-    );
-    const ids = keys.slice(0, limit).map((k) => k.id);
-    return { keys, items: await loadFeedItems(conn, ids, viewer) };
-  });
+  const { reader } = ctx.database;
+  const keys = await repo.feedPage(
+    reader,
+    { tagsAny, uploader: query.uploader ?? null },
+    before ? { created_at: before[0], id: before[1] } : null,
+    limit + 1,
+  );
+  const items = await loadFeedItems(
+    reader,
+    keys.slice(0, limit).map((k) => k.id),
+    viewer,
+  );
   const last = keys.slice(0, limit).at(-1);
   return {
     items,
@@ -107,15 +108,19 @@ export interface FeedDelta {
   changes: FeedItem[];
   removed_ids: string[];
   hidden_user_ids: string[];
+  /** Users unbanned since the cursor; their visible uploads are in `changes`. */
+  unhidden_user_ids: string[];
   cursor: string;
   has_more: boolean;
 }
 
 /**
  * GET /feed/delta: what changed since the cursor. New visible uploads go to `items`; edits,
- * finished derivatives and new likes/comments of older ones to `changes`; deletions to
- * `removed_ids`; bans to `hidden_user_ids`. At most `limit` changed uploads (plus at most `limit`
- * with new social activity) per call; `has_more` says to call again at once.
+ * finished derivatives and likes, unlikes and comment changes of older ones to `changes`;
+ * deletions to `removed_ids`; bans to `hidden_user_ids`; unbans to `unhidden_user_ids` (with the
+ * user's uploads in `changes`). At most `limit` changed uploads (plus at most `limit` with social
+ * activity and `limit` of unbanned users) per call; `has_more` says to call again at once. Every
+ * read is an index range over change times, so the cost follows the changes, not the event.
  */
 export async function readDelta(
   ctx: GalleryContext,
@@ -123,13 +128,14 @@ export async function readDelta(
   query: { cursor?: string | undefined; limit?: string | undefined },
 ): Promise<FeedDelta> {
   const settings = await ctx.settings.all();
-  ctx.limiter.hit(`delta:${user.id}`, settings.delta_rate_per_min, 60_000);
+  await ctx.limiter.hit(`delta:${user.id}`, settings.delta_rate_per_min, 60_000);
   if (!query.cursor) throw validationFailed("cursor", "A cursor from /feed or a previous delta is required.");
   const [at, afterId] = decode(query.cursor, "cursor");
   const limit = clampLimit(query.limit, DELTA_LIMIT_DEFAULT);
   const settle = toIso(ctx.clock.now() - DELTA_SETTLE_MS);
 
-  const rows = await repo.changesAfter(ctx.database.db, at, afterId, limit + 1);
+  const { reader } = ctx.database;
+  const rows = await repo.changesAfter(reader, at, afterId, limit + 1);
   const hasMore = rows.length > limit;
   const page = rows.slice(0, limit);
   const newIds: string[] = [];
@@ -144,12 +150,19 @@ export async function readDelta(
   const viewer = await viewerOf(ctx, user);
   // Likes and comments change counts without touching the upload row.
   const seen = new Set(page.map((r) => r.id));
-  for (const id of await repo.socialActivitySince(ctx.database.db, at, limit))
-    if (!seen.has(id)) changedIds.push(id);
+  const [social, unhidden] = await Promise.all([
+    repo.socialActivitySince(reader, at, limit),
+    repo.unhiddenUsersSince(reader, at, HIDDEN_USERS_CAP),
+  ]);
+  for (const id of [...social, ...(await repo.visibleUploadsOf(reader, unhidden, at, limit))])
+    if (!seen.has(id)) {
+      seen.add(id);
+      changedIds.push(id);
+    }
   const [items, changes, hidden] = await Promise.all([
-    loadFeedItems(ctx.database.db, newIds.reverse(), viewer),
-    loadFeedItems(ctx.database.db, changedIds, viewer),
-    repo.hiddenUsersSince(ctx.database.db, at, HIDDEN_USERS_CAP),
+    loadFeedItems(reader, newIds.reverse(), viewer),
+    loadFeedItems(reader, changedIds, viewer),
+    repo.hiddenUsersSince(reader, at, HIDDEN_USERS_CAP),
   ]);
   const last = page.at(-1);
   // Resume after the last row returned, or (when caught up) from the settled clock.
@@ -161,9 +174,17 @@ export async function readDelta(
         : settle > at
           ? encode([settle, ""])
           : query.cursor;
-  return { items, changes, removed_ids: removed, hidden_user_ids: hidden, cursor, has_more: hasMore };
+  return {
+    items,
+    changes,
+    removed_ids: removed,
+    hidden_user_ids: hidden,
+    unhidden_user_ids: unhidden,
+    cursor,
+    has_more: hasMore,
+  };
 }
 
 export async function listUploaders(ctx: GalleryContext) {
-  return { uploaders: await repo.visibleUploaders(ctx.database.db) };
+  return { uploaders: await repo.visibleUploaders(ctx.database.reader) };
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from "@app/kit/db";
 import type { CompressionStatus, GalleryDB } from "../db/schema.js";
+import { feedItemRows, tagsOf } from "./repository.js";
 
 /** The contract's `upload` shape, which is also the feed item. */
 export interface FeedItem {
@@ -43,7 +44,8 @@ const toIso = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(St
 /**
  * Feed items for `ids`, in the order given (ids that no longer exist are skipped). Visibility is
  * the caller's business; counts leave out banned users' likes and comments. Two queries for any
- * number of ids (counts and liked_by_me are correlated subqueries).
+ * number of ids (counts and liked_by_me are correlated subqueries); pass `database.reader` on
+ * read paths.
  */
 export async function loadFeedItems(
   db: Kysely<GalleryDB>,
@@ -52,60 +54,8 @@ export async function loadFeedItems(
 ): Promise<FeedItem[]> {
   if (ids.length === 0) return [];
   const list = [...ids];
-  const rows = await db
-    .selectFrom("uploads as u")
-    .innerJoin("users", "users.id", "u.user_id")
-    .select((eb) => [
-      "u.id",
-      "u.user_id",
-      "users.display_name",
-      "u.caption",
-      "u.media_type",
-      "u.mime_type",
-      "u.created_at",
-      "u.updated_at",
-      "u.compression_status",
-      "u.width",
-      "u.height",
-      "u.duration_s",
-      "u.original_path",
-      "u.preview_path",
-      "u.display_path",
-      "u.thumbnail_path",
-      "u.approval",
-      eb
-        .selectFrom("likes as l")
-        .innerJoin("users as lu", "lu.id", "l.user_id")
-        .select((e) => e.fn.countAll<number>().as("n"))
-        .whereRef("l.upload_id", "=", "u.id")
-        .where("lu.is_banned", "=", 0)
-        .as("like_count"),
-      eb
-        .selectFrom("comments as c")
-        .innerJoin("users as cu", "cu.id", "c.user_id")
-        .select((e) => e.fn.countAll<number>().as("n"))
-        .whereRef("c.upload_id", "=", "u.id")
-        .where("c.deleted_at", "is", null)
-        .where("cu.is_banned", "=", 0)
-        .as("comment_count"),
-      eb
-        .exists(
-          eb
-            .selectFrom("likes as ml")
-            .select("ml.upload_id")
-            .whereRef("ml.upload_id", "=", "u.id")
-            .where("ml.user_id", "=", viewer.id),
-        )
-        .as("liked_by_me"),
-    ])
-    .where("u.id", "in", list)
-    .execute();
-  const tags = await db
-    .selectFrom("upload_hashtags")
-    .select(["upload_id", "tag"])
-    .where("upload_id", "in", list)
-    .orderBy("tag")
-    .execute();
+  // Both reads at once: on SQLite's reader they do not queue, on PostgreSQL they use two clients.
+  const [rows, tags] = await Promise.all([feedItemRows(db, list, viewer.id), tagsOf(db, list)]);
   const tagsBy = new Map<string, string[]>();
   for (const t of tags) {
     const arr = tagsBy.get(t.upload_id) ?? [];

@@ -36,8 +36,8 @@ export class IdentityService {
 
   async join(ip: string, input: { name: unknown; client_join_id?: string | undefined }): Promise<JoinResult> {
     const { ctx } = this;
-    ctx.limiter.hit(`join-ip:${ip}`, await ctx.settings.get("join_ip_rate_per_min"), MINUTE);
-    ctx.limiter.hit(`join-name:${ip}:${this.names.attemptKey(input.name)}`, JOIN_NAME_LIMIT, MINUTE);
+    await ctx.limiter.hit(`join-ip:${ip}`, await ctx.settings.get("join_ip_rate_per_min"), MINUTE);
+    await ctx.limiter.hit(`join-name:${ip}:${this.names.attemptKey(input.name)}`, JOIN_NAME_LIMIT, MINUTE);
     const { name, key } = this.names.check(input.name);
     const pin = newPin();
     const pinHash = await hashSecret(pin);
@@ -107,7 +107,7 @@ export class IdentityService {
     input: { name: unknown; pin: string },
   ): Promise<{ token: string; user: UserView }> {
     const { ctx } = this;
-    ctx.limiter.hit(`recover-ip:${ip}`, await ctx.settings.get("recover_ip_rate_per_min"), MINUTE);
+    await ctx.limiter.hit(`recover-ip:${ip}`, await ctx.settings.get("recover_ip_rate_per_min"), MINUTE);
     const checked = this.names.inspect(input.name);
     if ("problem" in checked && checked.problem === "invalid_name")
       throw new AppError(422, "invalid_name", checked.message, { field: "name" });
@@ -116,7 +116,7 @@ export class IdentityService {
     // A spent budget only changes what a failure answers: the PIN is still verified below.
     let spent: AppError | null = null;
     try {
-      ctx.limiter.check(bucket, RECOVER_NAME_FAILURES, RECOVER_NAME_WINDOW_MS, "too_many_attempts");
+      await ctx.limiter.check(bucket, RECOVER_NAME_FAILURES, RECOVER_NAME_WINDOW_MS, "too_many_attempts");
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       spent = err;
@@ -143,7 +143,7 @@ export class IdentityService {
       return { token, user: userView(user) };
     }
     if (spent) throw spent;
-    ctx.limiter.hit(bucket, RECOVER_NAME_FAILURES, RECOVER_NAME_WINDOW_MS, "too_many_attempts");
+    await ctx.limiter.hit(bucket, RECOVER_NAME_FAILURES, RECOVER_NAME_WINDOW_MS, "too_many_attempts");
     if (user) {
       const lockedUntil = await this.recordFailure(user.id, now);
       if (lockedUntil) throw pinLocked(lockedUntil, now);
@@ -185,7 +185,11 @@ export class IdentityService {
   /** Always succeeds for the caller (no account signal); only the per-IP ceiling answers 429. */
   async requestPinReset(ip: string, input: { name: unknown }): Promise<void> {
     const { ctx } = this;
-    ctx.limiter.hit(`recover-request-ip:${ip}`, await ctx.settings.get("recover_ip_rate_per_min"), MINUTE);
+    await ctx.limiter.hit(
+      `recover-request-ip:${ip}`,
+      await ctx.settings.get("recover_ip_rate_per_min"),
+      MINUTE,
+    );
     const checked = this.names.inspect(input.name);
     if ("problem" in checked) return;
     const now = ctx.clock.iso();
@@ -209,7 +213,7 @@ export class IdentityService {
 
   async adminLogin(ip: string, password: string): Promise<{ token: string; user: UserView }> {
     const { ctx } = this;
-    ctx.limiter.hit(`admin-login-ip:${ip}`, ADMIN_LOGIN_PER_IP, MINUTE);
+    await ctx.limiter.hit(`admin-login-ip:${ip}`, ADMIN_LOGIN_PER_IP, MINUTE);
     // Resolved by role, never by name: a guest holding the admin's name is irrelevant here.
     const admin = await findAdmin(ctx.database.db);
     const ok = admin?.password_hash

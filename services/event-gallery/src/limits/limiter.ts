@@ -1,6 +1,9 @@
 import type { Clock } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
 import { tooManyRequests } from "@app/kit/errors";
 import type { RateLimiter } from "../context.js";
+import type { GalleryDB } from "../db/schema.js";
+import { countHit, pruneWindows, readWindow } from "./repository.js";
 
 interface Bucket {
   start: number;
@@ -13,10 +16,14 @@ export interface MemoryRateLimiter extends RateLimiter {
   size(): number;
 }
 
+const refuse = (start: number, windowMs: number, now: number, code: string | undefined) =>
+  tooManyRequests((start + windowMs - now) / 1000, "Too many requests; try again later.", code);
+
 /**
- * Fixed-window counters kept in memory, one per key; a window opens at the key's first hit.
- * Bounded: at `maxKeys` expired buckets are pruned, and if the map is still full a new key is
- * refused (429) rather than evicting someone else's counter, which would reset their limit.
+ * Fixed-window counters kept in memory, one per key; a window opens at the key's first hit. For
+ * one process (SQLite: one process owns the database). Bounded: at `maxKeys` expired buckets are
+ * pruned, and if the map is still full a new key is refused (429) rather than evicting someone
+ * else's counter, which would reset their limit.
  */
 export function createRateLimiter(clock: Clock, opts: { maxKeys?: number } = {}): MemoryRateLimiter {
   const maxKeys = opts.maxKeys ?? 100_000;
@@ -33,11 +40,9 @@ export function createRateLimiter(clock: Clock, opts: { maxKeys?: number } = {})
   const prune = (now: number) => {
     for (const [k, b] of buckets) if (now - b.start >= b.windowMs) buckets.delete(k);
   };
-  const refuse = (b: Bucket, now: number, code: string | undefined) =>
-    tooManyRequests((b.start + b.windowMs - now) / 1000, "Too many requests; try again later.", code);
 
   return {
-    hit(key, limit, windowMs, code) {
+    async hit(key, limit, windowMs, code) {
       const now = clock.now();
       let b = live(key, now);
       if (!b) {
@@ -47,14 +52,49 @@ export function createRateLimiter(clock: Clock, opts: { maxKeys?: number } = {})
         b = { start: now, windowMs, count: 0 };
         buckets.set(key, b);
       }
-      if (b.count >= limit) throw refuse(b, now, code);
+      if (b.count >= limit) throw refuse(b.start, b.windowMs, now, code);
       b.count++;
     },
-    check(key, limit, _windowMs, code) {
+    async check(key, limit, _windowMs, code) {
       const now = clock.now();
       const b = live(key, now);
-      if (b && b.count >= limit) throw refuse(b, now, code);
+      if (b && b.count >= limit) throw refuse(b.start, b.windowMs, now, code);
     },
     size: () => buckets.size,
   };
+}
+
+/** Expired windows are deleted at most this often. */
+const PRUNE_EVERY_MS = 60_000;
+
+/**
+ * The same fixed windows in the database, so several processes on one PostgreSQL count together
+ * (DESIGN.md "Scale-out"). One upsert per hit; a hit past the limit is refused (it still counts,
+ * which changes nothing: the window does not move).
+ */
+export function createDbRateLimiter(database: Pick<Database<GalleryDB>, "db">, clock: Clock): RateLimiter {
+  const { db } = database;
+  let lastPrune = 0;
+  return {
+    async hit(key, limit, windowMs, code) {
+      const now = clock.now();
+      if (now - lastPrune >= PRUNE_EVERY_MS) {
+        lastPrune = now;
+        await pruneWindows(db, now);
+      }
+      const w = await countHit(db, key, now, windowMs);
+      if (w.count > limit) throw refuse(w.window_start, w.window_ms, now, code);
+    },
+    async check(key, limit, _windowMs, code) {
+      const now = clock.now();
+      const w = await readWindow(db, key);
+      if (w && w.window_start + w.window_ms > now && w.count >= limit)
+        throw refuse(w.window_start, w.window_ms, now, code);
+    },
+  };
+}
+
+/** Memory on SQLite (one process owns the database), the database on PostgreSQL. */
+export function createLimiterFor(database: Database<GalleryDB>, clock: Clock): RateLimiter {
+  return database.backend === "postgres" ? createDbRateLimiter(database, clock) : createRateLimiter(clock);
 }

@@ -5,6 +5,7 @@ import type { GalleryDB, Role } from "../db/schema.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { hashSecret, newPin } from "../identity/secrets.js";
 import { type UserView, userView } from "../identity/users.js";
+import { markCommentDeleted, touchActivity } from "../social/repository.js";
 import { softDeleteAndRefund } from "../uploads/repository.js";
 import { type AuditAction, recordAudit } from "./audit.js";
 
@@ -108,7 +109,13 @@ export class ModerationService {
       if ((target.is_banned === 1) === banned) return null;
       await trx
         .updateTable("users")
-        .set({ is_banned: banned ? 1 : 0, uploads_hidden_at: banned ? now : null, updated_at: now })
+        .set({
+          is_banned: banned ? 1 : 0,
+          uploads_hidden_at: banned ? now : null,
+          // /feed/delta reports unbans after this time.
+          unhidden_at: banned ? null : now,
+          updated_at: now,
+        })
         .where("id", "=", target.id)
         .execute();
       // Hiding or re-showing a user's content changes the keepsake.
@@ -202,11 +209,8 @@ export class ModerationService {
         .executeTakeFirst();
       if (!c) throw notFound("No such comment.");
       const now = clock.iso();
-      await trx
-        .updateTable("comments")
-        .set({ deleted_at: now, deleted_by: "host" })
-        .where("id", "=", c.id)
-        .execute();
+      await markCommentDeleted(trx, c.id, "host", now);
+      await touchActivity(trx, c.upload_id, now);
       await bumpEpochIfReleased(trx, clock);
       await recordAudit(trx, database, {
         actorId: actor.id,

@@ -34,7 +34,7 @@ export async function editUpload(
 ): Promise<FeedItem> {
   const caption = edit.caption === undefined ? undefined : validateCaption(edit.caption);
   const tags = edit.hashtags === undefined ? undefined : normalizeHashtags(edit.hashtags);
-  ctx.limiter.hit(`upload-edit:${user.id}`, EDIT_RATE_PER_MIN, 60_000);
+  await ctx.limiter.hit(`upload-edit:${user.id}`, EDIT_RATE_PER_MIN, 60_000);
   const current = await liveUpload(ctx, id);
   if (current.user_id !== user.id) throw notOwner();
 

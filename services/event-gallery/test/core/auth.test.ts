@@ -59,36 +59,36 @@ describe("rate limiter", () => {
   it("counts hits per key in a window, checks without counting, and reports Retry-After", async () => {
     const clock = new FakeClock();
     const limiter = createRateLimiter(clock);
-    limiter.hit("a", 2, 60_000);
-    limiter.check("a", 2, 60_000);
-    limiter.hit("a", 2, 60_000);
-    expect(() => limiter.check("a", 2, 60_000, "too_many_attempts")).toThrowError(
+    await limiter.hit("a", 2, 60_000);
+    await limiter.check("a", 2, 60_000);
+    await limiter.hit("a", 2, 60_000);
+    await expect(limiter.check("a", 2, 60_000, "too_many_attempts")).rejects.toThrowError(
       expect.objectContaining({ status: 429, code: "too_many_attempts" }),
     );
     await clock.advance(20_000);
     let err: unknown;
     try {
-      limiter.hit("a", 2, 60_000);
+      await limiter.hit("a", 2, 60_000);
     } catch (e) {
       err = e;
     }
     expect(err).toMatchObject({ status: 429, code: "rate_limited", headers: { "retry-after": "40" } });
-    limiter.hit("b", 2, 60_000);
+    await limiter.hit("b", 2, 60_000);
     await clock.advance(40_000);
-    limiter.hit("a", 2, 60_000);
+    await limiter.hit("a", 2, 60_000);
   });
 
   it("is bounded: prunes expired keys, and refuses new keys when still full", async () => {
     const clock = new FakeClock();
     const limiter = createRateLimiter(clock, { maxKeys: 3 });
-    limiter.hit("k1", 5, 10_000);
-    limiter.hit("k2", 5, 60_000);
-    limiter.hit("k3", 5, 60_000);
-    expect(() => limiter.hit("k4", 5, 60_000)).toThrowError(expect.objectContaining({ status: 429 }));
+    await limiter.hit("k1", 5, 10_000);
+    await limiter.hit("k2", 5, 60_000);
+    await limiter.hit("k3", 5, 60_000);
+    await expect(limiter.hit("k4", 5, 60_000)).rejects.toThrowError(expect.objectContaining({ status: 429 }));
     // Existing keys keep working at the bound.
-    limiter.hit("k2", 5, 60_000);
+    await limiter.hit("k2", 5, 60_000);
     await clock.advance(10_000);
-    limiter.hit("k4", 5, 60_000);
+    await limiter.hit("k4", 5, 60_000);
     expect(limiter.size()).toBe(3);
   });
 });

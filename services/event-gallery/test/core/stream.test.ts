@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEventBus } from "../../src/realtime/bus.js";
 import { StreamHub } from "../../src/realtime/hub.js";
 import { TicketStore } from "../../src/realtime/tickets.js";
+import { galleryDb } from "../scale/db.js";
 import { type Gallery, startGallery } from "./harness.js";
 
 /** Reads an SSE response body as text; `until` waits (bounded by real time) for a substring. */
@@ -163,22 +164,29 @@ describe("shutdown with open streams", () => {
 });
 
 describe("ticket store bounds", () => {
-  it("refuses new tickets at the total cap instead of evicting, and prunes expired ones on issue", () => {
-    const clock = new FakeClock();
-    const store = new TicketStore(clock, { maxTotal: 3, maxPerSession: 5 });
-    const a = store.issue("u1", "s1");
-    store.issue("u2", "s2");
-    clock.set(clock.now() + 10_000);
-    store.issue("u3", "s3");
-    expect(() => store.issue("u4", "s4")).toThrowError(
-      expect.objectContaining({ status: 429, code: "ticket_store_full" }),
-    );
-    expect(store.redeem(a.ticket)).toEqual({ userId: "u1", sessionId: "s1" });
-    expect(store.redeem(a.ticket)).toBeNull();
-    clock.set(clock.now() + 20_000);
-    // s2's ticket expired at +30 s: pruned on this issue, which then fits.
-    store.issue("u5", "s5");
-    expect(store.size()).toBe(2);
+  it("refuses new tickets at the total cap instead of evicting, and prunes expired ones on issue", async () => {
+    const t = await galleryDb();
+    try {
+      await t.users("u1", "u2", "u3", "u4", "u5");
+      const clock = new FakeClock();
+      const store = new TicketStore(t.database.db, clock, { maxTotal: 3, maxPerSession: 5 });
+      const a = await store.issue("u1", "s1");
+      await store.issue("u2", "s2");
+      clock.set(clock.now() + 10_000);
+      await store.issue("u3", "s3");
+      await expect(store.issue("u4", "s4")).rejects.toThrowError(
+        expect.objectContaining({ status: 429, code: "ticket_store_full" }),
+      );
+      expect(await store.redeem(a.ticket)).toEqual({ userId: "u1", sessionId: "s1" });
+      expect(await store.redeem(a.ticket)).toBeNull();
+      clock.set(clock.now() + 20_000);
+      // s2's ticket expired at +30 s: pruned on this issue, which then fits.
+      await store.issue("u5", "s5");
+      const left = await t.database.db.selectFrom("tickets").select("user_id").orderBy("user_id").execute();
+      expect(left.map((r) => r.user_id)).toEqual(["u3", "u5"]);
+    } finally {
+      await t.cleanup();
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TICKET_CAP, TICKET_TTL_MS, TICKETS_PER_SESSION, TicketStore } from "../../src/export/tickets.js";
 import { type Gallery, startGallery } from "../core/harness.js";
+import { galleryDb } from "../scale/db.js";
 
 describe("event transitions under concurrency", () => {
   let g: Gallery;
@@ -47,36 +48,44 @@ describe("event transitions under concurrency", () => {
 });
 
 describe("download ticket store", () => {
-  it("is bounded per session and in total, refusing rather than evicting; expired tickets are pruned", () => {
+  let t: Awaited<ReturnType<typeof galleryDb>>;
+  beforeAll(async () => {
+    t = await galleryDb();
+    await t.users("u1", "u", "new", ...Array.from({ length: TICKET_CAP }, (_, i) => `x${i}`));
+  });
+  afterAll(async () => t.cleanup());
+
+  it("is bounded per session and in total, refusing rather than evicting; expired tickets are pruned", async () => {
     const clock = new FakeClock();
-    const store = new TicketStore(clock);
-    for (let i = 0; i < TICKETS_PER_SESSION; i++) store.issue({ kind: "zip", userId: "u1", sessionId: "s1" });
-    expect(() => store.issue({ kind: "zip", userId: "u1", sessionId: "s1" })).toThrow(/Too many/);
-    expect(store.outstanding("u1")).toBe(TICKETS_PER_SESSION);
+    const store = new TicketStore(t.database.db, clock);
+    for (let i = 0; i < TICKETS_PER_SESSION; i++)
+      await store.issue({ kind: "zip", userId: "u1", sessionId: "s1" });
+    await expect(store.issue({ kind: "zip", userId: "u1", sessionId: "s1" })).rejects.toThrow(/Too many/);
+    expect(await store.outstanding("u1")).toBe(TICKETS_PER_SESSION);
     for (let i = 0; i < TICKET_CAP - TICKETS_PER_SESSION; i++)
-      store.issue({ kind: "html", userId: `u${i}`, sessionId: `other-${i}` });
+      await store.issue({ kind: "html", userId: `x${i}`, sessionId: `other-${i}` });
     let refused: unknown = null;
     try {
-      store.issue({ kind: "zip", userId: "new", sessionId: "new" });
+      await store.issue({ kind: "zip", userId: "new", sessionId: "new" });
     } catch (err) {
       refused = err;
     }
     expect(refused).toMatchObject({ status: 429, headers: { "retry-after": String(TICKET_TTL_MS / 1000) } });
     clock.set(clock.now() + TICKET_TTL_MS);
     // Issuing prunes the expired ones, so there is room again.
-    const { ticket } = store.issue({ kind: "zip", userId: "new", sessionId: "new" });
-    expect(store.outstanding("u1")).toBe(0);
-    expect(store.redeem(ticket, "html")).toBeNull();
+    const { ticket } = await store.issue({ kind: "zip", userId: "new", sessionId: "new" });
+    expect(await store.outstanding("u1")).toBe(0);
+    expect(await store.redeem(ticket, "html")).toBeNull();
   });
 
-  it("redeems once, only for its kind, only before it expires", () => {
+  it("redeems once, only for its kind, only before it expires", async () => {
     const clock = new FakeClock();
-    const store = new TicketStore(clock);
-    const a = store.issue({ kind: "zip", userId: "u", sessionId: "s" });
-    expect(store.redeem(a.ticket, "zip")).toMatchObject({ userId: "u", sessionId: "s", kind: "zip" });
-    expect(store.redeem(a.ticket, "zip")).toBeNull();
-    const b = store.issue({ kind: "zip", userId: "u", sessionId: "s" });
+    const store = new TicketStore(t.database.db, clock);
+    const a = await store.issue({ kind: "zip", userId: "u", sessionId: "s" });
+    expect(await store.redeem(a.ticket, "zip")).toMatchObject({ userId: "u", sessionId: "s", kind: "zip" });
+    expect(await store.redeem(a.ticket, "zip")).toBeNull();
+    const b = await store.issue({ kind: "zip", userId: "u", sessionId: "s" });
     clock.set(clock.now() + TICKET_TTL_MS);
-    expect(store.redeem(b.ticket, "zip")).toBeNull();
+    expect(await store.redeem(b.ticket, "zip")).toBeNull();
   });
 });

@@ -17,13 +17,13 @@ export function registerStreamRoutes(
 ) {
   app.post("/stream/ticket", async (req, reply) => {
     const user = await ctx.auth.requireUser(req);
-    ctx.limiter.hit(`stream-ticket:${user.id}`, STREAM_TICKETS_PER_MIN, 60_000);
-    return reply.code(201).send(deps.tickets.issue(user.id, user.sessionId));
+    await ctx.limiter.hit(`stream-ticket:${user.id}`, STREAM_TICKETS_PER_MIN, 60_000);
+    return reply.code(201).send(await deps.tickets.issue(user.id, user.sessionId));
   });
 
   app.get("/stream", async (req, reply) => {
     const ticket = (req.query as Record<string, unknown>).ticket;
-    const redeemed = typeof ticket === "string" ? deps.tickets.redeem(ticket) : null;
+    const redeemed = typeof ticket === "string" ? await deps.tickets.redeem(ticket) : null;
     // The session behind the ticket must still be live (logout or idle expiry ends it).
     const live = redeemed
       ? await deps.tokens.lookup(ctx.database.db, { sessionId: redeemed.sessionId })
