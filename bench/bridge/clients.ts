@@ -1,12 +1,16 @@
 // The MCP client of bench/bridge, run by the harness in its own process: `sessions` concurrent
 // clients each make `perSession` calls one after the other, either straight to the fake portal
-// (GET /api/v3/me) or as an MCP tools/call (api_get /api/v3/me) through the bridge.
+// (GET /api/v3/me) or as an MCP tools/call (api_get /api/v3/me) to an MCP server (the bridge or
+// the minimal SDK server), in a session or statelessly (no session id, no initialize).
 import type { TaskIo } from "../harness/index.js";
 
 export interface CallArgs {
-  mode: "direct" | "bridge";
+  mode: "direct" | "mcp";
+  /** mcp: without a session (each call stands alone). */
+  stateless?: boolean;
   portalUrl: string;
   portalToken: string;
+  /** The MCP server under test (the bridge or the minimal server). */
   bridgeUrl: string;
   auth: string;
   sessions: number;
@@ -61,10 +65,14 @@ export async function calls(args: CallArgs, io: TaskIo): Promise<number[]> {
     return sid;
   };
   let id = 1;
-  const viaBridge = (sid: string) => async () => {
+  const viaBridge = (sid: string | null) => async () => {
     const res = await fetch(mcp, {
       method: "POST",
-      headers: { ...headers, "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" },
+      headers: {
+        ...headers,
+        ...(sid ? { "mcp-session-id": sid } : {}),
+        "mcp-protocol-version": "2025-06-18",
+      },
       body: JSON.stringify({
         jsonrpc: "2.0",
         id: id++,
@@ -73,13 +81,15 @@ export async function calls(args: CallArgs, io: TaskIo): Promise<number[]> {
       }),
     });
     const body = (await res.json()) as { result?: { isError?: boolean } };
-    if (!body.result || body.result.isError)
+    if (res.status !== 200 || !body.result || body.result.isError)
       throw new Error(`tool call failed: ${JSON.stringify(body).slice(0, 300)}`);
   };
   const fns =
     args.mode === "direct"
       ? Array.from({ length: args.sessions }, () => direct)
-      : (await Promise.all(Array.from({ length: args.sessions }, openSession))).map(viaBridge);
+      : args.stateless
+        ? Array.from({ length: args.sessions }, () => viaBridge(null))
+        : (await Promise.all(Array.from({ length: args.sessions }, openSession))).map(viaBridge);
   await timeLoop(args.warmup, fns[0] as () => Promise<void>, []);
   await io.send("warm");
   await io.next();

@@ -1,17 +1,25 @@
 /**
- * portal-bridge: what the bridge adds to a tool call.
- * Compares `GET /api/v3/me` sent straight to the fake portal (the baseline) with the same read made
- * as an MCP `tools/call` (api_get) through the bridge (Streamable HTTP, JSON responses, real
- * sockets), at 1 and 50 concurrent sessions. The fake portal, the bridge and the client each run in
- * their own process (bench/harness); CPU per call is read from the OS. Target: < 1 ms at p50.
+ * portal-bridge: the cost of a tool call against the SDK's floor.
+ * The same tool (`api_get /api/v3/me`, reading the fake portal) is called through the bridge and
+ * through a minimal server built on the same SDK version (bench/bridge/minimal.ts), in a session
+ * and statelessly. The fake portal, the bridge, the minimal server and the MCP client each run in
+ * their own process (bench/harness); server CPU per call is read from the OS. Rounds alternate
+ * the two servers so drift in machine load hits both; the figures are the median of the rounds.
+ * Targets: bridge CPU per call at most 1.1x the floor; a stateless call at most 1.2x a stateful
+ * one. Also shown: the latency a call adds over a GET straight to the portal.
  */
-import { percentile, type ServerProc, startBench } from "../harness/index.js";
+import { median, percentile, type ServerProc, startBench } from "../harness/index.js";
 import type { CallArgs } from "./clients.js";
 
 const AUTH = "b".repeat(64);
-const WARMUP = 300;
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 400);
+const CALLS = Number(process.env.BENCH_CALLS ?? 1500);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
-const bench = startBench("bridge", "MCP tools/call through the bridge vs GET straight to the fake portal");
+const bench = startBench(
+  "bridge",
+  "MCP tools/call: the bridge vs a minimal server on the same SDK (the floor)",
+);
 const portal = await bench.server("fake portal", new URL("./targets.ts", import.meta.url), "startPortal");
 const portalToken = portal.info.token as string;
 const bridge = await bench.server("portal-bridge", new URL("./targets.ts", import.meta.url), "startBridge", {
@@ -19,54 +27,88 @@ const bridge = await bench.server("portal-bridge", new URL("./targets.ts", impor
   token: portalToken,
   auth: AUTH,
 });
+const minimal = await bench.server(
+  "minimal SDK server",
+  new URL("./minimal.ts", import.meta.url),
+  "startMinimal",
+  {
+    portalUrl: portal.url,
+    token: portalToken,
+  },
+);
 
-async function measure(mode: CallArgs["mode"], sessions: number, perSession: number) {
+async function measure(mode: CallArgs["mode"], server: ServerProc, stateless: boolean) {
   const t = bench.task<number[]>(new URL("./clients.ts", import.meta.url), "calls", {
     mode,
+    stateless,
     portalUrl: portal.url,
     portalToken,
-    bridgeUrl: bridge.url,
+    bridgeUrl: server.url,
     auth: AUTH,
-    sessions,
-    perSession,
+    sessions: 1,
+    perSession: CALLS,
     warmup: WARMUP,
   } satisfies CallArgs);
   await t.next();
-  const cpu0 = await Promise.all([portal, bridge].map((s: ServerProc) => s.cpuSeconds()));
+  const watched = [portal, server];
+  const cpu0 = await Promise.all(watched.map((s) => s.cpuSeconds()));
   t.send("go");
   const lat = (await t.result).value;
-  const cpu1 = await Promise.all([portal, bridge].map((s: ServerProc) => s.cpuSeconds()));
+  const cpu1 = await Promise.all(watched.map((s) => s.cpuSeconds()));
   const perCall = (i: number) => (((cpu1[i] ?? 0) - (cpu0[i] ?? 0)) * 1000) / lat.length;
-  return { lat, portalCpu: perCall(0), bridgeCpu: perCall(1) };
+  return { lat, portalCpu: perCall(0), serverCpu: perCall(1) };
 }
 
-for (const sessions of [1, 50]) {
-  const perSession =
-    sessions === 1 ? Number(process.env.BENCH_CALLS ?? 1000) : Number(process.env.BENCH_CALLS_50 ?? 24);
-  const d = await measure("direct", sessions, perSession);
-  const b = await measure("bridge", sessions, perSession);
-  const tag = `${sessions} session${sessions > 1 ? "s" : ""}, ${b.lat.length} calls`;
-  const d50 = percentile(d.lat, 50);
-  const b50 = percentile(b.lat, 50);
-  bench.figure({
-    label: `${tag}: p50 through the bridge`,
-    value: b50,
-    unit: "ms",
-    baseline: { label: "direct", value: d50 },
-  });
-  bench.figure({
-    label: `${tag}: p99 through the bridge`,
-    value: percentile(b.lat, 99),
-    unit: "ms",
-    baseline: { label: "direct", value: percentile(d.lat, 99) },
-  });
-  bench.figure({ label: `${tag}: added p50 (target < 1 ms)`, value: b50 - d50, unit: "ms" });
-  bench.figure({
-    label: `${tag}: bridge CPU per call (+ portal CPU ${b.portalCpu.toFixed(3)} ms)`,
-    value: b.bridgeCpu,
-    unit: "ms",
-    baseline: { label: "portal CPU per direct call", value: d.portalCpu },
-  });
+type Row = { cpu: number[]; p50: number[] };
+const rows: Record<string, Row> = {};
+const add = (key: string, r: { lat: number[]; serverCpu: number }) => {
+  rows[key] ??= { cpu: [], p50: [] };
+  rows[key].cpu.push(r.serverCpu);
+  rows[key].p50.push(percentile(r.lat, 50));
+};
+const direct: number[] = [];
+for (let round = 0; round < ROUNDS; round++) {
+  direct.push(percentile((await measure("direct", portal, false)).lat, 50));
+  for (const stateless of [false, true]) {
+    const kind = stateless ? "stateless" : "stateful";
+    // Alternate which server goes first, so neither always meets the same load.
+    const order = round % 2 === 0 ? ([minimal, bridge] as const) : ([bridge, minimal] as const);
+    for (const s of order)
+      add(`${s === bridge ? "bridge" : "floor"} ${kind}`, await measure("mcp", s, stateless));
+  }
 }
 
-await bench.finish([bridge, portal]);
+const med = (key: string, f: keyof Row) => median(rows[key]?.[f] ?? []);
+for (const kind of ["stateful", "stateless"]) {
+  const b = med(`bridge ${kind}`, "cpu");
+  const f = med(`floor ${kind}`, "cpu");
+  bench.figure({
+    label: `${kind} tools/call: bridge CPU per call (target <= 1.1x floor)`,
+    value: b,
+    unit: "ms",
+    baseline: { label: "minimal SDK server", value: f },
+    note: `ratio ${(b / f).toFixed(2)}; rounds ${rows[`bridge ${kind}`]?.cpu.map((x) => x.toFixed(3)).join("/")} vs ${rows[`floor ${kind}`]?.cpu.map((x) => x.toFixed(3)).join("/")}`,
+  });
+  bench.figure({
+    label: `${kind} tools/call: p50 latency through the bridge`,
+    value: med(`bridge ${kind}`, "p50"),
+    unit: "ms",
+    baseline: { label: "minimal SDK server", value: med(`floor ${kind}`, "p50") },
+  });
+}
+const sl = med("bridge stateless", "cpu");
+const sf = med("bridge stateful", "cpu");
+bench.figure({
+  label: "bridge: stateless CPU per call (target <= 1.2x stateful)",
+  value: sl,
+  unit: "ms",
+  baseline: { label: "bridge stateful", value: sf },
+  note: `ratio ${(sl / sf).toFixed(2)}`,
+});
+bench.figure({
+  label: `p50 added by the bridge over a GET straight to the portal (${CALLS} calls/round)`,
+  value: med("bridge stateful", "p50") - median(direct),
+  unit: "ms",
+});
+
+await bench.finish([bridge, minimal, portal]);

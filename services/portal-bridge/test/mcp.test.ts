@@ -253,8 +253,17 @@ describe("MCP over Streamable HTTP", () => {
     const line = h.logs.lines
       .slice(before)
       .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.msg === "request completed" && l.mcp === "stateless");
+      .find((l) => l.msg === "request completed");
     expect(line).toMatchObject({ res: { statusCode: 200 }, method: "POST" });
+    const completions = h.logs.lines.slice(before).filter((l) => l.includes('"request completed"'));
+    expect(completions).toHaveLength(1);
+    // Non-MCP requests log one completion line too.
+    const n = h.logs.lines.length;
+    expect((await fetch(`${url.replace(/\/mcp$/, "")}/healthz`)).status).toBe(200);
+    const health = h.logs.lines.slice(n).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(health.filter((l) => l.msg === "request completed")).toMatchObject([
+      { res: { statusCode: 200 }, method: "GET" },
+    ]);
     expect(typeof line?.responseTime).toBe("number");
     expect(JSON.stringify(line)).not.toContain("/mcp");
   });

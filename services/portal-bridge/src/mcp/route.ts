@@ -93,7 +93,6 @@ async function serve(req: FastifyRequest, reply: FastifyReply, session: Session)
   reply.raw.once("close", () => {
     session.active -= 1;
   });
-  logCompletion(req, reply, "session");
   reply.hijack();
   await handleHijacked(req, reply, () => session.transport.handleRequest(req.raw, reply.raw, req.body));
 }
@@ -125,27 +124,6 @@ async function serveStateless(req: FastifyRequest, reply: FastifyReply, pool: Se
     void pool.release(server);
   });
   await server.connect(transport);
-  logCompletion(req, reply, "stateless");
   reply.hijack();
   await handleHijacked(req, reply, () => transport.handleRequest(req.raw, reply.raw, req.body));
-}
-
-/**
- * Fastify logs no completion line for a hijacked reply; this one says the same (status and
- * latency) and, like every bridge log line, no path, token or query string.
- */
-function logCompletion(req: FastifyRequest, reply: FastifyReply, mcp: "session" | "stateless"): void {
-  const t0 = performance.now();
-  reply.raw.once("close", () => {
-    req.log.info(
-      {
-        res: { statusCode: reply.raw.statusCode },
-        responseTime: Math.round((performance.now() - t0) * 10) / 10,
-        method: req.method,
-        mcp,
-        ...(reply.raw.writableFinished ? {} : { aborted: true }),
-      },
-      "request completed",
-    );
-  });
 }

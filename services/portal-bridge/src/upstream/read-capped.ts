@@ -9,6 +9,8 @@ export async function readCapped(res: Response, cap: number, tooLarge: () => Err
     throw tooLarge();
   }
   if (!res.body) return "";
+  // A declared length frames the body (the HTTP parser reads no more), so it can be read whole.
+  if (Number.isFinite(declared)) return res.text();
   const reader = res.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
