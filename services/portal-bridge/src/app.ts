@@ -24,6 +24,7 @@ import { SessionStore } from "./mcp/sessions.js";
 import { SchoolTime } from "./mcp/time.js";
 import { TimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
+import { registerBridgeMetrics } from "./metrics.js";
 import { registerOAuthRoutes } from "./oauth/routes.js";
 import { OAuthServer } from "./oauth/server.js";
 import { OAuthStateFile } from "./oauth/state.js";
@@ -185,10 +186,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   // Before any route: the OpenAPI document and the auth hook see every route registered after.
   await registerApiDocs(app);
   registerHealth(app);
+  registerBridgeMetrics(app, { token: config.METRICS_TOKEN, tokens, keepalive, sessions });
   // Open MCP streams would hold app.close() until the drain deadline; end them first.
   app.addHook("preClose", async () => sessions.closeAll());
   app.addHook("onRequest", async (req) => {
-    if (req.routeOptions.url === "/healthz" || req.routeOptions.url === "/readyz") return;
+    // Probes and scrapers call in by an internal name; /metrics has its own token.
+    const url = req.routeOptions.url;
+    if (url === "/healthz" || url === "/readyz" || url === "/metrics") return;
     // OAuth discovery, registration, token and revocation are meant for cross-origin callers.
     if (req.routeOptions.config?.crossOrigin) guard.checkHost(req);
     else guard.checkHostAndOrigin(req);

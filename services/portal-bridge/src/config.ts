@@ -1,4 +1,5 @@
 import { ConfigError, commonEnv, csvList, type EnvValues, envInt, envVar } from "@app/kit/config";
+import { metricsTokenEnv } from "@app/kit/http/metrics";
 import { z } from "zod";
 
 /** A current WebUntis mobile client version (the endpoint refuses requests without `v=`). */
@@ -124,6 +125,7 @@ export const envSpec = {
     z.string().min(1).default(DEFAULT_TIMETABLE_CLIENT_VERSION),
     "the timetable endpoint's required version parameter",
   ),
+  METRICS_TOKEN: metricsTokenEnv(),
 };
 
 export type Config = EnvValues<typeof envSpec>;
