@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { toIso } from "@app/kit/clock";
+import { systemClock, toIso } from "@app/kit/clock";
 import { unavailable } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformContext, ServiceProvider, WorkerFactory } from "../context.js";
@@ -122,7 +122,9 @@ export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
     appConcurrency: appConcurrency(config),
     sdkCallsInFlight: config.PLATFORM_SDK_CALLS_IN_FLIGHT,
     sdkCallsPerRun: config.PLATFORM_SDK_CALLS_PER_RUN,
-    clock,
+    // Real time on purpose: workers measure their deadlines on the wall clock, and the watchdog
+    // and the slot wait must agree with them whatever clock the rest of the app is given.
+    clock: systemClock,
     logger,
   });
   const modules = new ModuleResolver(ctx.scripts, config.PLATFORM_MODULE_CACHE_SIZE);

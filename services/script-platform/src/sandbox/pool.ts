@@ -11,6 +11,7 @@ import {
   ScriptVisibleError,
 } from "./engine.js";
 import type { RunLimits } from "./limits.js";
+import { compileQuickJS } from "./quickjs.js";
 import type { FromWorker, ToWorker, WireError } from "./worker.js";
 
 /**
@@ -75,8 +76,8 @@ interface Active {
   resolve(o: RunOutcome): void;
   started: number;
   watchdog: TimerHandle;
+  /** SDK calls being answered (the caps themselves are counted in the worker). */
   inflight: number;
-  total: number;
   abort: AbortController;
   onAbort: () => void;
 }
@@ -149,12 +150,14 @@ export class EnginePool {
 
   /** Start the pool: the workers begin loading at once (await ready() to wait for them). */
   static async start(opts: PoolOptions): Promise<EnginePool> {
-    return new EnginePool(opts, await workerEntry());
+    const [entry, wasm] = await Promise.all([workerEntry(), compileQuickJS()]);
+    return new EnginePool(opts, entry, wasm);
   }
 
   private constructor(
     private readonly opts: PoolOptions,
     private readonly entry: URL,
+    private readonly wasm: WebAssembly.Module,
   ) {
     this.graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
     this.recycleWasmBytes = opts.recycleWasmBytes ?? DEFAULT_RECYCLE_WASM_BYTES;
@@ -198,13 +201,22 @@ export class EnginePool {
       return Promise.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
     return new Promise((resolve) => {
       const p: Pending = { req, resolve, waitTimer: null };
-      if (req.waitMs !== undefined && Number.isFinite(req.waitMs))
-        p.waitTimer = this.opts.clock.setTimeout(() => {
-          const i = this.queue.indexOf(p);
-          if (i < 0) return;
-          this.queue.splice(i, 1);
-          resolve(this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
-        }, req.waitMs);
+      const waitMs = req.waitMs;
+      const expire = () => {
+        const i = this.queue.indexOf(p);
+        if (i < 0) return;
+        // A worker being replaced is not the app's fault: keep waiting for it (the caller's own
+        // deadline still bounds the wait); busy is for an app at its cap or a pool full of runs.
+        const atCap = (this.perApp.get(req.appId) ?? 0) >= this.opts.appConcurrency;
+        if (!atCap && this.slots.some((s) => !s.ready && !s.gone) && waitMs !== undefined) {
+          p.waitTimer = this.opts.clock.setTimeout(expire, waitMs);
+          return;
+        }
+        this.queue.splice(i, 1);
+        resolve(this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
+      };
+      if (waitMs !== undefined && Number.isFinite(waitMs))
+        p.waitTimer = this.opts.clock.setTimeout(expire, waitMs);
       this.queue.push(p);
       this.pump();
     });
@@ -231,7 +243,7 @@ export class EnginePool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.entry);
+    const worker = new Worker(this.entry, { workerData: { wasm: this.wasm } });
     const slot: Slot = { worker, ready: false, active: null, recent: [], gone: false };
     worker.on("message", (m: FromWorker) => this.onMessage(slot, m));
     worker.on("error", (err) => {
@@ -300,7 +312,6 @@ export class EnginePool {
         req.limits.timeoutMs + this.graceMs,
       ),
       inflight: 0,
-      total: 0,
       abort: new AbortController(),
       onAbort: () => this.kill(slot, "internal_error"),
     };
@@ -317,6 +328,8 @@ export class EnginePool {
       t: "run",
       id,
       run: {
+        sdkCallsInFlight: this.opts.sdkCallsInFlight,
+        sdkCallsPerRun: this.opts.sdkCallsPerRun,
         name: req.name,
         source: req.source,
         modules: [...req.modules],
@@ -396,30 +409,7 @@ export class EnginePool {
         });
       }
     };
-    if (a.inflight >= this.opts.sdkCallsInFlight) {
-      reply({
-        ok: false,
-        error: {
-          kind: "visible",
-          code: "sdk_busy",
-          message: `sdk_busy: more than ${this.opts.sdkCallsInFlight} SDK calls in flight; await some first.`,
-        },
-      });
-      return;
-    }
-    if (a.total >= this.opts.sdkCallsPerRun) {
-      reply({
-        ok: false,
-        error: {
-          kind: "visible",
-          code: "sdk_limit",
-          message: `sdk_limit: more than ${this.opts.sdkCallsPerRun} SDK calls in one run.`,
-        },
-      });
-      return;
-    }
     a.inflight++;
-    a.total++;
     let result: Promise<unknown>;
     try {
       result = a.req.host(m.op, withBuffers(m.args) as unknown[], a.abort.signal);

@@ -12,7 +12,7 @@
  *                  {t: "done", id, outcome: RunOutcome, wasmBytes, poisoned}
  *                  {t: "log", obj, msg} (host-side failures worth logging)
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import { SizeLimitError } from "./boundary.js";
 import { Engine, type EngineClock, type RunOutcome, ScriptVisibleError } from "./engine.js";
 import { type RunLimits, SANDBOX_DEFAULTS } from "./limits.js";
@@ -20,6 +20,9 @@ import { quickJS } from "./quickjs.js";
 import { WEB_APIS_PRELUDE } from "./web-apis.js";
 
 export interface WorkerRun {
+  /** PLATFORM_SDK_CALLS_IN_FLIGHT and PLATFORM_SDK_CALLS_PER_RUN, counted where the calls start. */
+  sdkCallsInFlight: number;
+  sdkCallsPerRun: number;
   name: string;
   source: string;
   modules: [string, string][];
@@ -44,6 +47,7 @@ export type FromWorker =
   | { t: "done"; id: number; outcome: RunOutcome; wasmBytes: number; poisoned: boolean }
   | { t: "log"; obj: object; msg: string };
 
+const compiled = (workerData as { wasm?: WebAssembly.Module } | null)?.wasm;
 const port = parentPort;
 if (!port) throw new Error("sandbox worker: no parent port");
 
@@ -78,6 +82,8 @@ function toError(e: WireError): Error {
 
 async function run(id: number, r: WorkerRun): Promise<void> {
   let poisoned = false;
+  let inflight = 0;
+  let total = 0;
   let outcome: RunOutcome;
   try {
     outcome = await engine.run({
@@ -86,12 +92,33 @@ async function run(id: number, r: WorkerRun): Promise<void> {
       modules: new Map(r.modules),
       ctx: r.ctx,
       limits: r.limits,
-      host: (op, args) =>
-        new Promise((resolve, reject) => {
+      host: (op, args) => {
+        // Counted here, where the script's calls start: the script sees a rejected promise it can
+        // catch (error.code), and the main thread never receives the excess.
+        if (inflight >= r.sdkCallsInFlight)
+          return Promise.reject(
+            new ScriptVisibleError(
+              `sdk_busy: more than ${r.sdkCallsInFlight} SDK calls in flight; await some first.`,
+              "sdk_busy",
+            ),
+          );
+        if (total >= r.sdkCallsPerRun)
+          return Promise.reject(
+            new ScriptVisibleError(
+              `sdk_limit: more than ${r.sdkCallsPerRun} SDK calls in one run.`,
+              "sdk_limit",
+            ),
+          );
+        inflight++;
+        total++;
+        return new Promise<unknown>((resolve, reject) => {
           const call = ++seq;
           pending.set(call, { resolve, reject });
           post({ t: "call", id, call, op, args });
-        }),
+        }).finally(() => {
+          inflight--;
+        });
+      },
     });
   } catch (err) {
     // The WASM module aborted (an engine assertion, memory exhausted below the limit): this
@@ -131,6 +158,8 @@ port.on("message", (m: ToWorker) => {
 // One throwaway run before announcing readiness: V8 compiles WASM functions lazily, and the
 // first run on a fresh module would otherwise pay for it (hundreds of ms) inside its time limit.
 const WARM_UP: WorkerRun = {
+  sdkCallsInFlight: 1,
+  sdkCallsPerRun: 1,
   name: "warm-up",
   source: "export default async () => { log.info(JSON.stringify({ a: [1] })); return { statusCode: 200 }; }",
   modules: [],
@@ -138,7 +167,7 @@ const WARM_UP: WorkerRun = {
   limits: { ...SANDBOX_DEFAULTS, timeoutMs: 30_000 },
 };
 
-void quickJS().then(
+void quickJS(compiled).then(
   async () => {
     await engine.run({ ...WARM_UP, modules: new Map(), host: async () => null });
     post({ t: "ready" });
