@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { commonEnv, type EnvValues, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
 import { z } from "zod";
@@ -62,6 +63,11 @@ export const envSpec = {
   GALLERY_UPLOAD_IDLE_S: envVar(
     z.coerce.number().int().min(1).max(3600).default(60),
     "seconds an upload request may send no bytes before it is ended (its temp file is removed)",
+  ),
+  GALLERY_DERIVATIVE_WORKERS: envVar(
+    z.coerce.number().int().min(1).max(64).default(availableParallelism()),
+    "photos and videos compressed at once (each render also uses sharp's own threads)",
+    { defaultText: "the number of CPU cores" },
   ),
   METRICS_TOKEN: metricsTokenEnv(),
 };

@@ -27,8 +27,8 @@ export const DELETED_MEDIA_RETENTION_MS = 24 * 3_600_000;
 const RECLAIM_BATCH = 500;
 
 export interface DerivativeWorkerOptions {
-  /** Renders at once (1 or 2: image decoding is CPU- and memory-heavy). */
-  concurrency?: 1 | 2;
+  /** Renders at once; default GALLERY_DERIVATIVE_WORKERS (the core count). */
+  concurrency?: number;
   /** Safety-net poll; new uploads also wake the worker through the bus. */
   pollMs?: number;
   reclaimEveryMs?: number;
@@ -62,7 +62,7 @@ export function createDerivativeWorker(
   opts: DerivativeWorkerOptions = {},
 ): DerivativeWorker {
   const { database, clock, logger } = ctx;
-  const concurrency = opts.concurrency ?? 1;
+  const concurrency = Math.max(1, opts.concurrency ?? ctx.config.GALLERY_DERIVATIVE_WORKERS);
   const tools: VideoTools = { ...defaultVideoTools(clock, ctx.config), ...opts.video };
   const inFlight = new Set<string>();
   let stopping = false;
