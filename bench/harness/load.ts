@@ -2,7 +2,7 @@
 // the server's nor the orchestrator's event loop does the client's work.
 import { setMaxListeners } from "node:events";
 import autocannon from "autocannon";
-import type { TaskIo } from "./types.js";
+import type { LoadFigures, TaskIo } from "./types.js";
 
 export interface LoadArgs {
   url: string;
@@ -14,15 +14,13 @@ export interface LoadArgs {
   warmup: number;
 }
 
-export interface LoadResult {
-  requests: number;
-  reqPerSec: number;
-  p50Ms: number;
-  p99Ms: number;
-  non2xx: number;
-  errors: number;
+/** What autocannon measured, plus the loader's own CPU seconds (the orchestrator adds the server's). */
+export type LoadResult = Pick<
+  LoadFigures,
+  "requests" | "reqPerSec" | "p50Ms" | "p99Ms" | "non2xx" | "errors"
+> & {
   loaderCpuS: number;
-}
+};
 
 // autocannon adds an abort listener per connection to one signal.
 setMaxListeners(0);
