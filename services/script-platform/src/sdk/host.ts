@@ -37,6 +37,21 @@ const CAPABILITY_OF: Record<string, Capability> = {
   "http.request": "http",
 };
 
+/** Longest single setTimeout delay; the run's own deadline (at most 300 s) usually ends it first. */
+const MAX_SLEEP_MS = 300_000;
+
+function sleep(deps: SdkDeps, ms: unknown, signal: AbortSignal): Promise<null> {
+  const delay = typeof ms === "number" && Number.isFinite(ms) ? Math.min(Math.max(0, ms), MAX_SLEEP_MS) : 0;
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(null);
+    const t = deps.clock.setTimeout(() => resolve(null), delay);
+    signal.addEventListener("abort", () => {
+      t.cancel();
+      resolve(null);
+    });
+  });
+}
+
 /**
  * The host side of every SDK call of one execution. The app id comes from `call` (the calling
  * context) and nothing a script passes can change it. With a principal present, each call first
@@ -51,6 +66,9 @@ export function sdkHost(deps: SdkDeps, call: SdkCall): HostCall {
     pubsub: pubsubOps(deps, call) as unknown as Record<string, Op>,
   };
   return async (op, args, signal) => {
+    // setTimeout of the web APIs (sandbox/web-apis.ts): needs no capability; the run's deadline
+    // ends it (the signal aborts with the run), and the calls-in-flight bound limits how many wait.
+    if (op === "timer.sleep") return sleep(deps, args[0], signal);
     const capability = CAPABILITY_OF[op];
     if (!capability) throw new ScriptVisibleError(`Unknown SDK call: ${op.slice(0, 64)}.`);
     if (call.principal && !can(call.principal, capability, call.appId))

@@ -59,6 +59,9 @@ export class HttpRequestError extends ScriptVisibleError {
 export function isAllowedAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
   const a = ipaddr.process(address);
+  // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291, e.g. [::7f00:1] = 127.0.0.1) carries an
+  // IPv4 address that ipaddr.js still calls unicast: refuse the whole block.
+  if (a.kind() === "ipv6" && (a as ipaddr.IPv6).parts.slice(0, 6).every((p) => p === 0)) return false;
   return a.range() === "unicast";
 }
 
