@@ -27,6 +27,8 @@ import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
 import { dispatcherWorker, runtimeProvider } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
+import { registerApiDocs } from "./http/api-docs.js";
+import { installPlatformAuth } from "./http/route-auth.js";
 import { adminRoutes } from "./http/routes/admins.js";
 import { appRoutes } from "./http/routes/apps.js";
 import { authoringRoutes } from "./http/routes/authoring.js";
@@ -187,6 +189,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     // Before the route modules: every route is counted by its pattern.
     ctx.services.metrics = registerPlatformMetrics(app, ctx);
     installAdminGate(app, ctx.gate);
+    // Before any route module: the OpenAPI document and the auth hook see every route after.
+    await registerApiDocs(app);
+    installPlatformAuth(app, ctx);
     for (const provide of providers) await provide(ctx);
     for (const register of routeModules) await register(app, ctx);
     for (const make of workers) {

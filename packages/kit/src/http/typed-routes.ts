@@ -1,6 +1,7 @@
 import type {
   FastifyBaseLogger,
   FastifyInstance,
+  FastifyReply,
   FastifyRequest,
   FastifySchemaCompiler,
   RawReplyDefaultExpression,
@@ -168,16 +169,19 @@ declare module "fastify" {
  */
 export function installRouteAuth<Spec, P>(
   app: FastifyInstance,
-  resolve: (req: FastifyRequest, spec: Spec) => P | Promise<P>,
+  /** May answer by itself (e.g. a redirect to a canonical path): the route then does not run. */
+  resolve: (req: FastifyRequest, spec: Spec, reply: FastifyReply) => P | Promise<P>,
   opts: {
     /** `onRequest` checks before the body is even read (the bridge's secret-guarded API). */
     hook?: "onRequest" | "preValidation";
   } = {},
 ): void {
   if (!app.hasRequestDecorator("principal")) app.decorateRequest("principal", null as never);
-  app.addHook(opts.hook ?? "preValidation", async (req: FastifyRequest) => {
+  app.addHook(opts.hook ?? "preValidation", async (req: FastifyRequest, reply: FastifyReply) => {
     const spec = (req.routeOptions.config as { auth?: Spec } | undefined)?.auth;
     if (spec === undefined) return;
-    (req as { principal: unknown }).principal = await resolve(req, spec);
+    const principal = await resolve(req, spec, reply);
+    if (reply.sent) return reply;
+    (req as { principal: unknown }).principal = principal;
   });
 }

@@ -1,12 +1,13 @@
 import { forbidden } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { createAdmins, USERNAME_RE } from "../../control/admins.js";
 import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repo.js";
 import { hasScope, INSTANCE_ROLES, SCOPES } from "../../control/scopes.js";
-import { listOf, pageOf } from "../paging.js";
+import { listOf, PageQuery, pageOf } from "../paging.js";
+import { Admin, ApiKey, NewApiKey, page } from "../schemas.js";
 
 const username = z.string().regex(USERNAME_RE, "1 to 64 letters, digits or _ . @ -");
 const password = z.string().min(8, "must be at least 8 characters").max(1024);
@@ -36,64 +37,114 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   const admins = createAdmins({ database: ctx.database, clock: ctx.clock });
   const apps = appsRepo(ctx.database);
   const base = "/api/v1/admin/admins";
+  const api = typed(app);
+  const idParams = z.object({ id: z.string() });
 
-  app.get(base, async (req) => {
-    await ctx.gate.requireAdmin(req, "admin:read");
-    const page = pageOf(req.query);
-    return listOf(await admins.repo.list(page), page.limit);
-  });
+  api.get(
+    base,
+    {
+      config: { auth: { scope: "admin:read" } },
+      schema: { querystring: PageQuery, response: { 200: page(Admin), ...errors(401, 403, 422) } },
+    },
+    async (req) => {
+      const p = pageOf(req.query);
+      return listOf(await admins.repo.list(p), p.limit);
+    },
+  );
 
-  app.post(base, async (req, reply) => {
-    await ctx.gate.requireAdmin(req, "admin:write");
-    const body = parseInput(createBody, req.body);
-    return reply.code(201).send(await admins.create(body));
-  });
+  api.post(
+    base,
+    {
+      config: { auth: { scope: "admin:write" } },
+      schema: { body: createBody, response: { 201: Admin, ...errors(401, 403, 409, 422) } },
+    },
+    async (req, reply) => reply.code(201).send(await admins.create(req.body)),
+  );
 
-  app.get(`${base}/:id`, async (req) => {
-    const id = (req.params as { id: string }).id;
-    const p = await ctx.gate.requireAdmin(req);
-    if (p.adminId !== id) ctx.gate.assertScope(p, "admin:read");
-    return admins.get(id);
-  });
+  api.get(
+    `${base}/:id`,
+    {
+      config: { auth: {} },
+      schema: { params: idParams, response: { 200: Admin, ...errors(401, 403, 404) } },
+    },
+    async (req) => {
+      if (req.principal.adminId !== req.params.id) ctx.gate.assertScope(req.principal, "admin:read");
+      return admins.get(req.params.id);
+    },
+  );
 
-  app.patch(`${base}/:id`, async (req) => {
-    const id = (req.params as { id: string }).id;
-    const p = await ctx.gate.requireAdmin(req);
-    const body = parseInput(patchBody, req.body);
-    // Anyone may change their own password and email; everything else needs admin:write.
-    const selfOnly =
-      p.adminId === id &&
-      body.instance_role === undefined &&
-      body.is_active === undefined &&
-      body.username === undefined;
-    if (!selfOnly) ctx.gate.assertScope(p, "admin:write");
-    return admins.update(id, body, p.sessionId);
-  });
+  api.patch(
+    `${base}/:id`,
+    {
+      config: { auth: {} },
+      schema: {
+        params: idParams,
+        body: patchBody,
+        response: { 200: Admin, ...errors(401, 403, 404, 409, 422) },
+      },
+    },
+    async (req) => {
+      const p = req.principal;
+      const body = req.body;
+      // Anyone may change their own password and email; everything else needs admin:write.
+      const selfOnly =
+        p.adminId === req.params.id &&
+        body.instance_role === undefined &&
+        body.is_active === undefined &&
+        body.username === undefined;
+      if (!selfOnly) ctx.gate.assertScope(p, "admin:write");
+      return admins.update(req.params.id, body, p.sessionId);
+    },
+  );
 
-  app.delete(`${base}/:id`, async (req, reply) => {
-    await ctx.gate.requireAdmin(req, "admin:write");
-    await admins.remove((req.params as { id: string }).id);
-    return reply.code(204).send();
-  });
+  api.delete(
+    `${base}/:id`,
+    {
+      config: { auth: { scope: "admin:write" } },
+      schema: { params: idParams, response: { 204: NoBody, ...errors(401, 403, 404, 409) } },
+    },
+    async (req, reply) => {
+      await admins.remove(req.params.id);
+      return reply.code(204).send();
+    },
+  );
 
-  app.get("/api/v1/admin/api-keys", async (req) => {
-    const p = await ctx.gate.requireAdmin(req);
-    const page = pageOf(req.query);
-    return listOf(await admins.listKeys(p, page), page.limit);
-  });
+  api.get(
+    "/api/v1/admin/api-keys",
+    {
+      config: { auth: {} },
+      schema: { querystring: PageQuery, response: { 200: page(ApiKey), ...errors(401, 422) } },
+    },
+    async (req) => {
+      const p = pageOf(req.query);
+      return listOf(await admins.listKeys(req.principal, p), p.limit);
+    },
+  );
 
-  app.post("/api/v1/admin/api-keys", async (req, reply) => {
-    const p = await ctx.gate.requireAdmin(req);
-    if (p.kind === "api_key" && !hasScope(p, "admin:write"))
-      throw forbidden("An API key cannot mint API keys without admin:write.");
-    const body = parseInput(keyBody, req.body);
-    const appId = body.app_id ? (await resolveApp(apps, body.app_id)).id : null;
-    return reply.code(201).send(await admins.createKey(p, { ...body, app_id: appId }));
-  });
+  api.post(
+    "/api/v1/admin/api-keys",
+    {
+      config: { auth: {} },
+      schema: { body: keyBody, response: { 201: NewApiKey, ...errors(401, 403, 404, 422) } },
+    },
+    async (req, reply) => {
+      const p = req.principal;
+      if (p.kind === "api_key" && !hasScope(p, "admin:write"))
+        throw forbidden("An API key cannot mint API keys without admin:write.");
+      const appId = req.body.app_id ? (await resolveApp(apps, req.body.app_id)).id : null;
+      return reply.code(201).send(await admins.createKey(p, { ...req.body, app_id: appId }));
+    },
+  );
 
-  app.delete("/api/v1/admin/api-keys/:id", async (req, reply) => {
-    const p = await ctx.gate.requireAdmin(req);
-    await admins.deleteKey(p, (req.params as { id: string }).id);
-    return reply.code(204).send();
-  });
+  api.delete(
+    "/api/v1/admin/api-keys/:id",
+    {
+      config: { auth: {} },
+      schema: { params: idParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      await admins.deleteKey(req.principal, req.params.id);
+      return reply.code(204).send();
+    },
+  );
 };

@@ -1,13 +1,14 @@
 import { forbidden } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
-import type { FastifyReply, FastifyRequest } from "fastify";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
+import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { createAdmins } from "../../control/admins.js";
-import { createApps, resolveAppRef } from "../../control/apps.js";
-import type { AppRow } from "../../control/apps-repo.js";
-import { APP_ROLES, isAppOwner, visibleApps } from "../../control/scopes.js";
-import { listOf, pageOf } from "../paging.js";
+import { createApps } from "../../control/apps.js";
+import { APP_ROLES, type AppScope, isAppOwner, visibleApps } from "../../control/scopes.js";
+import { listOf, PageQuery, pageOf } from "../paging.js";
+import { type PlatformAuth, targetApp } from "../route-auth.js";
+import { App, AppDetail, Domain, Member, Membership, page, SlugStatus } from "../schemas.js";
 
 const createBody = z.strictObject({
   slug: z.string().max(200),
@@ -35,118 +36,166 @@ export const appRoutes: RouteModule = (app, ctx) => {
   });
   const admins = createAdmins({ database: ctx.database, clock: ctx.clock });
   const base = "/api/v1/admin/apps";
+  const api = typed(app);
 
   /**
-   * The app named in the path. A retired slug on a GET answers 308 to the canonical path (and
-   * returns null); other methods resolve it transparently.
+   * The app named in the path is resolved by the auth hook (404 `app_not_found`; a GET of a
+   * retired slug answers 308 to the canonical path) and `scope` is checked on it.
    */
-  async function appOf(req: FastifyRequest, reply: FastifyReply): Promise<AppRow | null> {
-    const ref = (req.params as { app: string }).app;
-    const { app: found, redirectedFrom } = await resolveAppRef(apps.repo, ref);
-    if (redirectedFrom && (req.method === "GET" || req.method === "HEAD")) {
-      const [path, query] = req.url.split("?");
-      const rest = (path ?? "").slice(`${base}/${encodeURIComponent(ref)}`.length);
-      const target = `${base}/${found.slug}${rest}${query !== undefined ? `?${query}` : ""}`;
-      await reply.redirect(target, 308);
-      return null;
-    }
-    return found;
-  }
-
-  app.get(base, async (req) => {
-    const p = await ctx.gate.requireAdmin(req);
-    const page = pageOf(req.query);
-    const items = await apps.repo.list({ ...page, only: visibleApps(p) });
-    return listOf(items, page.limit);
+  const onApp = (scope: AppScope): { auth: PlatformAuth } => ({
+    auth: { scope, appParam: "app", canonical: true },
   });
-
-  app.post(base, async (req, reply) => {
-    await ctx.gate.requireAdmin(req, "instance:admin");
-    const body = parseInput(createBody, req.body);
-    return reply.code(201).send(await apps.create(body));
-  });
-
-  app.get(`${base}/:app`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:read", found.id);
-    return { ...found, slug_history: await apps.repo.historyOf(found.id) };
-  });
-
-  const update = async (req: FastifyRequest, reply: FastifyReply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    const body = parseInput(updateBody, req.body);
-    return apps.update(found.id, body);
+  const appParams = z.object({ app: z.string() });
+  const owner = (req: FastifyRequest, what: string) => {
+    if (!isAppOwner(req.principal, targetApp(req).id))
+      throw forbidden(`Only an owner of the app can ${what}.`);
   };
-  app.patch(`${base}/:app`, update);
-  app.put(`${base}/:app`, update);
 
-  app.delete(`${base}/:app`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    const p = await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    if (!isAppOwner(p, found.id)) throw forbidden("Only an owner of the app can delete it.");
-    await apps.remove(found.id);
-    return reply.code(204).send();
-  });
+  api.get(
+    base,
+    {
+      config: { auth: {} },
+      schema: { querystring: PageQuery, response: { 200: page(App), ...errors(401, 422) } },
+    },
+    async (req) => {
+      const p = pageOf(req.query);
+      return listOf(await apps.repo.list({ ...p, only: visibleApps(req.principal) }), p.limit);
+    },
+  );
 
-  app.post(`${base}/:app/slug::check`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    const body = parseInput(slugBody, req.body);
-    return apps.slugStatus(body.slug, found.id);
-  });
+  api.post(
+    base,
+    {
+      config: { auth: { scope: "instance:admin" } },
+      schema: { body: createBody, response: { 201: App, ...errors(401, 403, 409, 422) } },
+    },
+    async (req, reply) => reply.code(201).send(await apps.create(req.body)),
+  );
 
-  app.get(`${base}/:app/domains`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:read", found.id);
-    return { items: await apps.repo.domains(found.id), next_cursor: null };
-  });
+  api.get(
+    `${base}/:app`,
+    {
+      config: onApp("app:read"),
+      schema: { params: appParams, response: { 200: AppDetail, 308: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req) => {
+      const found = targetApp(req);
+      return { ...found, slug_history: await apps.repo.historyOf(found.id) };
+    },
+  );
 
-  app.post(`${base}/:app/domains`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    const body = parseInput(domainBody, req.body);
-    return reply.code(201).send(await apps.addDomain(found.id, body.host));
-  });
+  const update = {
+    config: onApp("app:admin"),
+    schema: {
+      params: appParams,
+      body: updateBody,
+      response: { 200: App, ...errors(401, 403, 404, 409, 422) },
+    },
+  };
+  api.patch(`${base}/:app`, update, async (req) => apps.update(targetApp(req).id, req.body));
+  api.put(`${base}/:app`, update, async (req) => apps.update(targetApp(req).id, req.body));
 
-  app.delete(`${base}/:app/domains/:domain`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    await apps.removeDomain(found.id, (req.params as { domain: string }).domain);
-    return reply.code(204).send();
-  });
+  api.delete(
+    `${base}/:app`,
+    {
+      config: onApp("app:admin"),
+      schema: { params: appParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      owner(req, "delete it");
+      await apps.remove(targetApp(req).id);
+      return reply.code(204).send();
+    },
+  );
 
-  app.get(`${base}/:app/members`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    await ctx.gate.requireAdmin(req, "app:read", found.id);
-    return { items: await admins.repo.members(found.id), next_cursor: null };
-  });
+  api.post(
+    `${base}/:app/slug::check`,
+    {
+      config: onApp("app:admin"),
+      schema: {
+        params: appParams,
+        body: slugBody,
+        response: { 200: SlugStatus, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => apps.slugStatus(req.body.slug, targetApp(req).id),
+  );
 
-  app.put(`${base}/:app/members/:admin`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    const p = await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    if (!isAppOwner(p, found.id)) throw forbidden("Only an owner of the app can manage its members.");
-    const body = parseInput(memberBody, req.body);
-    const adminId = (req.params as { admin: string }).admin;
-    await admins.setMember(found.id, adminId, body.role);
-    return { app_id: found.id, admin_id: adminId, role: body.role };
-  });
+  api.get(
+    `${base}/:app/domains`,
+    {
+      config: onApp("app:read"),
+      schema: { params: appParams, response: { 200: page(Domain), 308: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req) => ({ items: await apps.repo.domains(targetApp(req).id), next_cursor: null }),
+  );
 
-  app.delete(`${base}/:app/members/:admin`, async (req, reply) => {
-    const found = await appOf(req, reply);
-    if (!found) return reply;
-    const p = await ctx.gate.requireAdmin(req, "app:admin", found.id);
-    if (!isAppOwner(p, found.id)) throw forbidden("Only an owner of the app can manage its members.");
-    await admins.removeMember(found.id, (req.params as { admin: string }).admin);
-    return reply.code(204).send();
-  });
+  api.post(
+    `${base}/:app/domains`,
+    {
+      config: onApp("app:admin"),
+      schema: {
+        params: appParams,
+        body: domainBody,
+        response: { 201: Domain, ...errors(401, 403, 404, 409, 422) },
+      },
+    },
+    async (req, reply) => reply.code(201).send(await apps.addDomain(targetApp(req).id, req.body.host)),
+  );
+
+  api.delete(
+    `${base}/:app/domains/:domain`,
+    {
+      config: onApp("app:admin"),
+      schema: {
+        params: appParams.extend({ domain: z.string() }),
+        response: { 204: NoBody, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      await apps.removeDomain(targetApp(req).id, req.params.domain);
+      return reply.code(204).send();
+    },
+  );
+
+  api.get(
+    `${base}/:app/members`,
+    {
+      config: onApp("app:read"),
+      schema: { params: appParams, response: { 200: page(Member), 308: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req) => ({ items: await admins.repo.members(targetApp(req).id), next_cursor: null }),
+  );
+
+  const memberParams = appParams.extend({ admin: z.string() });
+  api.put(
+    `${base}/:app/members/:admin`,
+    {
+      config: onApp("app:admin"),
+      schema: {
+        params: memberParams,
+        body: memberBody,
+        response: { 200: Membership, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => {
+      owner(req, "manage its members");
+      const appId = targetApp(req).id;
+      await admins.setMember(appId, req.params.admin, req.body.role);
+      return { app_id: appId, admin_id: req.params.admin, role: req.body.role };
+    },
+  );
+
+  api.delete(
+    `${base}/:app/members/:admin`,
+    {
+      config: onApp("app:admin"),
+      schema: { params: memberParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      owner(req, "manage its members");
+      await admins.removeMember(targetApp(req).id, req.params.admin);
+      return reply.code(204).send();
+    },
+  );
 };

@@ -1,4 +1,4 @@
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyReply } from "fastify";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
@@ -6,6 +6,7 @@ import { createAuth } from "../../control/auth.js";
 import { createLoginThrottle } from "../../control/login-throttle.js";
 import { APP_SCOPES, hasScope, INSTANCE_SCOPES, type Principal } from "../../control/scopes.js";
 import { SESSION_COOKIE } from "../admin-gate.js";
+import { LoginResult, Me } from "../schemas.js";
 
 const loginBody = z.strictObject({
   username: z.string().min(1).max(200),
@@ -41,28 +42,41 @@ export const authRoutes: RouteModule = (app, ctx) => {
       `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict${secure() ? "; Secure" : ""}${clear ? "; Max-Age=0" : ""}`,
     );
 
-  app.post("/api/v1/admin/login", async (req, reply) => {
-    const body = parseInput(loginBody, req.body);
-    throttle.check(body.username);
-    const result = await auth.login(body.username, body.password).catch((err) => {
-      if (err?.code === "invalid_credentials") throttle.failed(body.username);
-      throw err;
-    });
-    throttle.succeeded(body.username);
-    setCookie(reply, result.token);
-    return { token: result.token, expires_at: result.expires_at, admin: result.admin };
-  });
+  const api = typed(app);
 
-  app.post("/api/v1/admin/logout", async (req, reply) => {
-    const p = await ctx.gate.requireAdmin(req);
-    if (p.sessionId) await auth.logout(p.sessionId);
-    setCookie(reply, "", true);
-    return reply.code(204).send();
-  });
+  api.post(
+    "/api/v1/admin/login",
+    { schema: { body: loginBody, response: { 200: LoginResult, ...errors(401, 422, 429) } } },
+    async (req, reply) => {
+      const body = req.body;
+      throttle.check(body.username);
+      const result = await auth.login(body.username, body.password).catch((err) => {
+        if (err?.code === "invalid_credentials") throttle.failed(body.username);
+        throw err;
+      });
+      throttle.succeeded(body.username);
+      setCookie(reply, result.token);
+      return { token: result.token, expires_at: result.expires_at, admin: result.admin };
+    },
+  );
 
-  app.get("/api/v1/admin/me", async (req) => {
-    const p = await ctx.gate.requireAdmin(req);
-    const admin = await auth.repo.byId(p.adminId);
-    return { admin: admin ? auth.repo.toAdmin(admin) : null, ...describePrincipal(p) };
-  });
+  api.post(
+    "/api/v1/admin/logout",
+    { config: { auth: {} }, schema: { response: { 204: NoBody, ...errors(401) } } },
+    async (req, reply) => {
+      if (req.principal.sessionId) await auth.logout(req.principal.sessionId);
+      setCookie(reply, "", true);
+      return reply.code(204).send();
+    },
+  );
+
+  api.get(
+    "/api/v1/admin/me",
+    { config: { auth: {} }, schema: { response: { 200: Me, ...errors(401) } } },
+    async (req) => {
+      const p = req.principal;
+      const admin = await auth.repo.byId(p.adminId);
+      return { admin: admin ? auth.repo.toAdmin(admin) : null, ...describePrincipal(p) };
+    },
+  );
 };

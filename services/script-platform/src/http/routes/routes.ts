@@ -1,5 +1,5 @@
 import { AppError } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
@@ -8,6 +8,8 @@ import { normalizeHost } from "../../control/route-patterns.js";
 import { createRoutes, normalizeRoute, routeNotFound } from "../../control/routes.js";
 import { scriptNotFound } from "../../control/scripts.js";
 import { scriptsRepo } from "../../control/scripts-repo.js";
+import { targetScript } from "../route-auth.js";
+import { MatchResult, page, Route, RouteCheck } from "../schemas.js";
 
 const routeFields = {
   host_kind: z.enum(["any", "strict", "wildcard"]).optional(),
@@ -41,67 +43,105 @@ export const routeRoutes: RouteModule = (app, ctx) => {
     return s;
   };
 
-  app.post("/api/v1/admin/scripts/:id/routes", async (req, reply) => {
-    const s = await scriptOf((req.params as { id: string }).id);
-    await ctx.gate.requireAdmin(req, "script:write", s.app_id);
-    const { script_id, path_kind, ...body } = parseInput(routeBody, req.body);
-    if (script_id !== undefined && script_id !== s.id)
-      throw new AppError(422, "validation_failed", "script_id does not match the script in the URL.", {
-        field: "script_id",
-      });
-    if (path_kind !== undefined && normalizeRoute(body).path_kind !== path_kind)
-      throw new AppError(422, "invalid_route", `The path ${body.path} is not a ${path_kind} route.`, {
-        field: "path_kind",
-      });
-    return reply.code(201).send(await routes.create(s.id, body));
-  });
+  const api = typed(app);
+  const scriptParams = z.object({ id: z.string() });
 
-  app.get("/api/v1/admin/scripts/:id/routes", async (req) => {
-    const s = await scriptOf((req.params as { id: string }).id);
-    await ctx.gate.requireAdmin(req, "app:read", s.app_id);
-    return { items: await routes.listForScript(s.id), next_cursor: null };
-  });
+  api.post(
+    "/api/v1/admin/scripts/:id/routes",
+    {
+      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      schema: {
+        params: scriptParams,
+        body: routeBody,
+        response: { 201: Route, ...errors(401, 403, 404, 409, 422) },
+      },
+    },
+    async (req, reply) => {
+      const s = targetScript(req);
+      const { script_id, path_kind, ...body } = req.body;
+      if (script_id !== undefined && script_id !== s.id)
+        throw new AppError(422, "validation_failed", "script_id does not match the script in the URL.", {
+          field: "script_id",
+        });
+      if (path_kind !== undefined && normalizeRoute(body).path_kind !== path_kind)
+        throw new AppError(422, "invalid_route", `The path ${body.path} is not a ${path_kind} route.`, {
+          field: "path_kind",
+        });
+      return reply.code(201).send(await routes.create(s.id, body));
+    },
+  );
 
-  app.delete("/api/v1/admin/routes/:route", async (req, reply) => {
-    const r = await routes.byId((req.params as { route: string }).route);
-    if (!r) throw routeNotFound();
-    await ctx.gate.requireAdmin(req, "script:write", r.app_id);
-    await routes.remove(r.id);
-    return reply.code(204).send();
-  });
+  api.get(
+    "/api/v1/admin/scripts/:id/routes",
+    {
+      config: { auth: { scope: "app:read", scriptParam: "id" } },
+      schema: { params: scriptParams, response: { 200: page(Route), ...errors(401, 403, 404) } },
+    },
+    async (req) => ({ items: await routes.listForScript(targetScript(req).id), next_cursor: null }),
+  );
 
-  app.post("/api/v1/admin/routes::check", async (req) => {
-    const body = parseInput(checkBody, req.body);
-    const { script_id, app_id, ...input } = body;
-    let appId: string;
-    if (script_id) appId = (await scriptOf(script_id)).app_id;
-    else if (app_id) appId = (await resolveApp(apps, app_id)).id;
-    else throw new AppError(422, "validation_failed", "Give script_id or app_id.", { field: "script_id" });
-    await ctx.gate.requireAdmin(req, "app:read", appId);
-    const result = await routes.check(appId, input);
-    return { ok: result.conflict === null, app_id: appId, route: result.route, conflict: result.conflict };
-  });
+  api.delete(
+    "/api/v1/admin/routes/:route",
+    {
+      config: { auth: {} },
+      schema: {
+        params: z.object({ route: z.string() }),
+        response: { 204: NoBody, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      const r = await routes.byId(req.params.route);
+      if (!r) throw routeNotFound();
+      ctx.gate.assertScope(req.principal, "script:write", r.app_id);
+      await routes.remove(r.id);
+      return reply.code(204).send();
+    },
+  );
 
-  app.post("/api/v1/admin/routes::match", async (req) => {
-    await ctx.gate.requireAdmin(req);
-    const body = parseInput(matchBody, req.body);
-    let url: URL;
-    try {
-      url = new URL(body.url, "http://localhost");
-    } catch {
-      throw new AppError(422, "validation_failed", "url is not a valid URL.", { field: "url" });
-    }
-    const host = normalizeHost(url.host || "localhost");
-    const m = ctx.routeTable.match(host, body.method.toUpperCase(), url.pathname);
-    if (!m) return { matched: false };
-    await ctx.gate.requireAdmin(req, "app:read", m.app_id);
-    return {
-      matched: true,
-      app_id: m.app_id,
-      script_id: m.script_id,
-      route: m.route,
-      params: m.params,
-      rest: m.rest,
-    };
-  });
+  api.post(
+    "/api/v1/admin/routes::check",
+    {
+      config: { auth: {} },
+      schema: { body: checkBody, response: { 200: RouteCheck, ...errors(401, 403, 404, 422) } },
+    },
+    async (req) => {
+      const { script_id, app_id, ...input } = req.body;
+      let appId: string;
+      if (script_id) appId = (await scriptOf(script_id)).app_id;
+      else if (app_id) appId = (await resolveApp(apps, app_id)).id;
+      else throw new AppError(422, "validation_failed", "Give script_id or app_id.", { field: "script_id" });
+      ctx.gate.assertScope(req.principal, "app:read", appId);
+      const result = await routes.check(appId, input);
+      return { ok: result.conflict === null, app_id: appId, route: result.route, conflict: result.conflict };
+    },
+  );
+
+  api.post(
+    "/api/v1/admin/routes::match",
+    {
+      config: { auth: {} },
+      schema: { body: matchBody, response: { 200: MatchResult, ...errors(401, 403, 422) } },
+    },
+    async (req) => {
+      const body = req.body;
+      let url: URL;
+      try {
+        url = new URL(body.url, "http://localhost");
+      } catch {
+        throw new AppError(422, "validation_failed", "url is not a valid URL.", { field: "url" });
+      }
+      const host = normalizeHost(url.host || "localhost");
+      const m = ctx.routeTable.match(host, body.method.toUpperCase(), url.pathname);
+      if (!m) return { matched: false as const };
+      ctx.gate.assertScope(req.principal, "app:read", m.app_id);
+      return {
+        matched: true as const,
+        app_id: m.app_id,
+        script_id: m.script_id,
+        route: m.route,
+        params: m.params,
+        rest: m.rest,
+      };
+    },
+  );
 };

@@ -1,13 +1,15 @@
 import { AppError } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repo.js";
 import { appsWithScope } from "../../control/scopes.js";
 import { SCRIPT_LANGUAGES } from "../../control/script-language.js";
-import { createScripts, savedBy, scriptNotFound } from "../../control/scripts.js";
-import { listOf, pageOf } from "../paging.js";
+import { createScripts, savedBy } from "../../control/scripts.js";
+import { listOf, PageQuery, pageOf } from "../paging.js";
+import { targetScript } from "../route-auth.js";
+import { page, Script } from "../schemas.js";
 
 const fields = {
   name: z.string().min(1).max(100),
@@ -42,7 +44,8 @@ const updateBody = z.strictObject({
   memory_limit_mb: fields.memory_limit_mb.optional(),
   language: fields.language.optional(),
 });
-const listQuery = z.object({ app_id: z.string().optional(), app: z.string().optional() }).passthrough();
+const listQuery = PageQuery.extend({ app_id: z.string().optional(), app: z.string().optional() });
+const idParams = z.object({ id: z.string() });
 
 /** Scripts under /api/v1/admin/scripts. */
 export const scriptRoutes: RouteModule = (app, ctx) => {
@@ -55,63 +58,87 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
   const apps = appsRepo(ctx.database);
   const base = "/api/v1/admin/scripts";
 
-  const scriptOf = async (id: string) => {
-    const s = await scripts.repo.byId(id);
-    if (!s) throw scriptNotFound();
-    return s;
-  };
+  const api = typed(app);
 
-  app.post(base, async (req, reply) => {
-    const body = parseInput(createBody, req.body);
-    const target = await resolveApp(apps, body.app_id);
-    const p = await ctx.gate.requireAdmin(req, "script:write", target.id);
-    const { app_id: _, ...input } = body;
-    return reply.code(201).send(await scripts.create(target.id, input, savedBy(p)));
-  });
+  api.post(
+    base,
+    {
+      config: { auth: {} },
+      schema: { body: createBody, response: { 201: Script, ...errors(401, 403, 404, 409, 422) } },
+    },
+    async (req, reply) => {
+      // The app comes from the body: its scope is checked once the body is known.
+      const target = await resolveApp(apps, req.body.app_id);
+      ctx.gate.assertScope(req.principal, "script:write", target.id);
+      const { app_id: _, ...input } = req.body;
+      return reply.code(201).send(await scripts.create(target.id, input, savedBy(req.principal)));
+    },
+  );
 
-  app.get(base, async (req) => {
-    const p = await ctx.gate.requireAdmin(req);
-    const q = parseInput(listQuery, req.query ?? {});
-    const page = pageOf({
-      limit: (req.query as Record<string, unknown>)?.limit,
-      cursor: (req.query as Record<string, unknown>)?.cursor,
-    });
-    const filter = q.app_id ?? q.app;
-    const visible = appsWithScope(p, "script:read");
-    let appIds: string[] | null = visible ? [...visible] : null;
-    if (filter) {
-      const a = await resolveApp(apps, filter);
-      appIds = !visible || visible.has(a.id) ? [a.id] : [];
-    }
-    const rows = await scripts.repo.list({ appIds, after: page.after, limit: page.limit });
-    return listOf(await Promise.all(rows.map((r) => scripts.view(r))), page.limit);
-  });
+  api.get(
+    base,
+    {
+      config: { auth: {} },
+      schema: { querystring: listQuery, response: { 200: page(Script), ...errors(401, 404, 422) } },
+    },
+    async (req) => {
+      const q = req.query;
+      const p = pageOf({ limit: q.limit, cursor: q.cursor });
+      const filter = q.app_id ?? q.app;
+      const visible = appsWithScope(req.principal, "script:read");
+      let appIds: string[] | null = visible ? [...visible] : null;
+      if (filter) {
+        const a = await resolveApp(apps, filter);
+        appIds = !visible || visible.has(a.id) ? [a.id] : [];
+      }
+      const rows = await scripts.repo.list({ appIds, after: p.after, limit: p.limit });
+      return listOf(await Promise.all(rows.map((r) => scripts.view(r))), p.limit);
+    },
+  );
 
-  app.get(`${base}/:id`, async (req) => {
-    const s = await scriptOf((req.params as { id: string }).id);
-    await ctx.gate.requireAdmin(req, "script:read", s.app_id);
-    return scripts.view(s);
-  });
+  api.get(
+    `${base}/:id`,
+    {
+      config: { auth: { scope: "script:read", scriptParam: "id" } },
+      schema: { params: idParams, response: { 200: Script, ...errors(401, 403, 404) } },
+    },
+    async (req) => scripts.view(targetScript(req)),
+  );
 
-  app.put(`${base}/:id`, async (req) => {
-    const s = await scriptOf((req.params as { id: string }).id);
-    const p = await ctx.gate.requireAdmin(req, "script:write", s.app_id);
-    const body = parseInput(updateBody, req.body);
-    if (body.app_id !== undefined) {
-      const a = await resolveApp(apps, body.app_id).catch(() => null);
-      if (a?.id !== s.app_id)
-        throw new AppError(422, "validation_failed", "A script cannot move to another app.", {
-          field: "app_id",
-        });
-    }
-    const { app_id: _, ...input } = body;
-    return scripts.update(s.id, input, savedBy(p));
-  });
+  api.put(
+    `${base}/:id`,
+    {
+      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      schema: {
+        params: idParams,
+        body: updateBody,
+        response: { 200: Script, ...errors(401, 403, 404, 409, 422) },
+      },
+    },
+    async (req) => {
+      const s = targetScript(req);
+      const body = req.body;
+      if (body.app_id !== undefined) {
+        const a = await resolveApp(apps, body.app_id).catch(() => null);
+        if (a?.id !== s.app_id)
+          throw new AppError(422, "validation_failed", "A script cannot move to another app.", {
+            field: "app_id",
+          });
+      }
+      const { app_id: _, ...input } = body;
+      return scripts.update(s.id, input, savedBy(req.principal));
+    },
+  );
 
-  app.delete(`${base}/:id`, async (req, reply) => {
-    const s = await scriptOf((req.params as { id: string }).id);
-    await ctx.gate.requireAdmin(req, "script:write", s.app_id);
-    await scripts.remove(s.id);
-    return reply.code(204).send();
-  });
+  api.delete(
+    `${base}/:id`,
+    {
+      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      schema: { params: idParams, response: { 204: NoBody, ...errors(401, 403, 404, 409) } },
+    },
+    async (req, reply) => {
+      await scripts.remove(targetScript(req).id);
+      return reply.code(204).send();
+    },
+  );
 };
