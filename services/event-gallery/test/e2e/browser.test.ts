@@ -162,12 +162,14 @@ describe("gallery in a browser", () => {
       ...["-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=1"],
       ...["-pix_fmt", "yuv420p", "-y", dance],
     ]);
+    await anna.click("[data-testid=upload-fab]");
     await anna.fill(".upload label:has-text('Caption') input", "Sunset at the lake");
     await anna.fill("input[placeholder='#party #dance']", "#party");
-    await anna.locator("label.button input[type=file]").setInputFiles([keep]);
+    await anna.locator("[data-testid=file-input]").setInputFiles([keep]);
     await anna.waitForSelector(".q-done", { timeout: 20_000 });
+    await anna.click("[data-testid=upload-fab]");
     await anna.fill(".upload label:has-text('Caption') input", "Oops");
-    await anna.locator("label.button input[type=file]").setInputFiles([gone]);
+    await anna.locator("[data-testid=file-input]").setInputFiles([gone]);
     await anna.waitForSelector(".q-done >> nth=1", { timeout: 20_000 });
     await shot(anna, "feed-upload");
     await ben.waitForSelector(".tile >> nth=1", { timeout: 15_000 });
@@ -207,8 +209,9 @@ describe("gallery in a browser", () => {
     built.app.server.closeAllConnections();
     await ben.waitForSelector(".dot:not(.on)", { timeout: 10_000 });
     await anna.waitForSelector(".dot.on", { timeout: 10_000 });
+    await anna.click("[data-testid=upload-fab]");
     await anna.fill(".upload label:has-text('Caption') input", "Dance video");
-    await anna.locator("label.button input[type=file]").setInputFiles([dance]);
+    await anna.locator("[data-testid=file-input]").setInputFiles([dance]);
     await anna.waitForSelector(".q-done >> nth=2", { timeout: 20_000 });
     await anna.locator(".tile:has-text('Dance video')").click({ timeout: 10_000 });
     expect(await anna.getAttribute(".lightbox video", "src", { timeout: 10_000 })).toMatch(
@@ -223,8 +226,9 @@ describe("gallery in a browser", () => {
     // its own when the event reopens.
     await host.click("text=Lock uploads");
     await anna.waitForSelector("text=Uploads are closed right now.", { timeout: 10_000 });
+    await anna.click("[data-testid=upload-fab]");
     await anna.fill(".upload label:has-text('Caption') input", "After the break");
-    await anna.locator("label.button input[type=file]").setInputFiles([later]);
+    await anna.locator("[data-testid=file-input]").setInputFiles([later]);
     await anna.waitForSelector(".q-locked", { timeout: 10_000 });
     await anna.reload();
     await anna.waitForSelector(".q-locked", { timeout: 10_000 });
@@ -339,8 +343,8 @@ describe("gallery in a browser", () => {
     await anna.waitForSelector("[data-testid=dl-zip]", { state: "detached", timeout: 10_000 });
 
     // The language switch.
-    await anna.click("text=Deutsch");
-    await anna.waitForSelector("text=Abmelden");
+    await anna.click("header button.lang");
+    await anna.waitForSelector("header button.logout[aria-label=Abmelden]");
     await shot(anna, "feed-de");
   });
 });

@@ -86,6 +86,9 @@ export interface Item {
   preview_url: string | null;
   display_url: string | null;
   thumbnail_url: string | null;
+  /** Pre-moderation: "pending" only on the viewer's own uploads and in the host queue. */
+  approval?: "approved" | "pending";
+  mime_type?: string;
 }
 export interface Comment {
   id: string;

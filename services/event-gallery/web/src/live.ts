@@ -22,6 +22,8 @@ export const EVENTS = [
   "export-ready",
   "pin-reset-requested",
   "pin-reset",
+  // Pre-moderation: hosts only (issue 14).
+  "upload-pending",
 ] as const;
 
 type Listener = (event: string, data: Record<string, unknown>) => void;

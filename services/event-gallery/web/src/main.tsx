@@ -2,12 +2,14 @@ import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { api, session } from "./api.js";
 import { me, navigate, refreshMe, route } from "./app-state.js";
+import { eventName, loadPublicEvent, publicEvent } from "./branding.js";
 import { lang, setLang, t } from "./i18n.js";
 import { connected, onLive, startLive, stopLive } from "./live.js";
 import { AdminPage } from "./pages/Admin.js";
 import { FeedPage } from "./pages/Feed.js";
 import { HostPage } from "./pages/Host.js";
 import { JoinPage } from "./pages/Join.js";
+import { QrCardPage } from "./pages/QrCard.js";
 import { SlideshowPage } from "./pages/Slideshow.js";
 import { restoreQueue, resumeLocked } from "./queue.js";
 import { useStore } from "./store.js";
@@ -16,6 +18,7 @@ import "./styles.css";
 function Header() {
   const m = useStore(me);
   const live = useStore(connected);
+  const pub = useStore(publicEvent);
   useStore(lang);
   const role = m?.user.role;
   const link = (path: string, label: string) => (
@@ -32,7 +35,9 @@ function Header() {
   );
   return (
     <header class="top">
-      <strong class="brand">{m?.event.name ?? t("app_title")}</strong>
+      <strong class="brand" title={m ? eventName(m.event.name) : t("app_title")}>
+        {m ? eventName(m.event.name) : pub ? eventName(pub.name) : t("app_title")}
+      </strong>
       <nav>
         {m && link("/", t("feed"))}
         {m && link("/slideshow", t("slideshow"))}
@@ -40,13 +45,22 @@ function Header() {
         {role === "admin" && link("/admin", t("admin"))}
       </nav>
       <span class={`dot ${live ? "on" : ""}`} title={live ? t("live") : t("offline")} />
-      <button type="button" class="link" onClick={() => setLang(lang.value === "de" ? "en" : "de")}>
-        {t("language")}
+      <button
+        type="button"
+        class="link lang"
+        lang={lang.value === "de" ? "en" : "de"}
+        aria-label={`${lang.value === "de" ? "EN" : "DE"}: ${t("language")}`}
+        title={t("language")}
+        onClick={() => setLang(lang.value === "de" ? "en" : "de")}
+      >
+        {lang.value === "de" ? "EN" : "DE"}
       </button>
       {m && (
         <button
           type="button"
-          class="link"
+          class="link logout"
+          aria-label={t("logout")}
+          title={t("logout")}
           onClick={async () => {
             await api("DELETE", "/session").catch(() => {});
             session.clear();
@@ -55,7 +69,10 @@ function Header() {
             navigate("/join");
           }}
         >
-          {t("logout")}
+          <span class="txt">{t("logout")}</span>
+          <span class="ico" aria-hidden="true">
+            ⎋
+          </span>
         </button>
       )}
     </header>
@@ -69,6 +86,7 @@ function App() {
   const [loaded, setLoaded] = useState(false);
 
   useEffect(() => {
+    loadPublicEvent();
     refreshMe()
       .catch(() => null)
       .finally(() => setLoaded(true));
@@ -111,6 +129,7 @@ function App() {
       </>
     );
   if (path === "/slideshow") return <SlideshowPage />;
+  if (path === "/host/card") return <QrCardPage />;
   return (
     <>
       <Header />

@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Delta, downloadKeepsake, type Item, type FeedPage as Page } from "../api.js";
 import { me } from "../app-state.js";
-import { t } from "../i18n.js";
+import { type Key, t } from "../i18n.js";
 import { onLive } from "../live.js";
 import { clearDone, enqueue, queue, removeItem, retryItem } from "../queue.js";
 import { useStore } from "../store.js";
@@ -10,6 +10,8 @@ import { Lightbox } from "./Lightbox.js";
 interface Filters {
   hashtag: string;
   uploader: string;
+  /** GET /feed?mine=1: the viewer's own uploads, pending ones included. */
+  mine?: boolean;
 }
 
 const matches = (item: Item, f: Filters) =>
@@ -31,6 +33,7 @@ export function useFeed(filters: Filters) {
     if (cursor) q.set("cursor", cursor);
     if (filters.hashtag) q.set("hashtag", filters.hashtag);
     if (filters.uploader) q.set("uploader", filters.uploader);
+    if (filters.mine) q.set("mine", "1");
     return `/feed?${q}`;
   };
 
@@ -44,7 +47,7 @@ export function useFeed(filters: Filters) {
     } finally {
       setLoading(false);
     }
-  }, [filters.hashtag, filters.uploader]);
+  }, [filters.hashtag, filters.uploader, filters.mine]);
 
   const more = async () => {
     if (!next || loading) return;
@@ -73,8 +76,17 @@ export function useFeed(filters: Filters) {
           let list = cur
             .filter((i) => !removed.has(i.id) && !hidden.has(i.uploader.id))
             .map((i) => changed.get(i.id) ?? i);
-          const fresh = d.items.filter(
-            (i) => !list.some((c) => c.id === i.id) && matches(i, filtersRef.current),
+          // An approved upload (pre-moderation) arrives as a change of an older row: add it too
+          // when it falls inside the loaded window.
+          const oldest = list.at(-1)?.created_at ?? "";
+          const fresh = [
+            ...d.items,
+            ...d.changes.filter((i) => i.approval !== "pending" && i.created_at >= oldest),
+          ].filter(
+            (i, n, all) =>
+              all.findIndex((x) => x.id === i.id) === n &&
+              !list.some((c) => c.id === i.id) &&
+              matches(i, filtersRef.current),
           );
           list = [...fresh, ...list].sort((a, b) => b.created_at.localeCompare(a.created_at));
           return list;
@@ -103,8 +115,10 @@ export function useFeed(filters: Filters) {
         );
         return;
       }
-      if (event === "user-unhidden") {
-        reload().catch(() => {});
+      // My uploads hold pending items the delta never carries: refetch the list instead.
+      if (event === "user-unhidden" || filtersRef.current.mine) {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => reload().catch(() => {}), 300);
         return;
       }
       const id = (data.id ?? data.upload_id) as string | undefined;
@@ -119,88 +133,122 @@ export function useFeed(filters: Filters) {
   return { items, setItems, more, hasMore: next !== null, loading, reload };
 }
 
-function UploadPanel() {
+const QUEUE_STATUS: Record<string, Key> = {
+  queued: "queued",
+  uploading: "uploading",
+  done: "done",
+  failed: "failed",
+  locked: "waiting_locked",
+};
+
+/** The upload queue (until the uploads helper's UploadQueueView lands): total, then one line per file. */
+function QueueView() {
   const q = useStore(queue);
+  const total = q.reduce((n, i) => n + i.size, 0);
+  const sent = q.reduce((n, i) => n + (i.status === "done" ? i.size : i.sent), 0);
+  return (
+    <div class="queue" aria-live="polite">
+      <div class="row">
+        <span>
+          {t("total")}: {total ? Math.floor((sent * 100) / total) : 0}%
+        </span>
+        <progress max={total || 1} value={sent} aria-label={t("total")} />
+        <button type="button" class="link" onClick={clearDone}>
+          {t("clear")}
+        </button>
+      </div>
+      {q.map((i) => (
+        <div class={`row q-${i.status}`} key={i.id}>
+          <span class="fname">{i.name}</span>
+          <progress max={i.size || 1} value={i.status === "done" ? i.size : i.sent} aria-label={i.name} />
+          <span class="qstatus">{t(QUEUE_STATUS[i.status] ?? "queued")}</span>
+          {i.error && <span class="error small">{i.error}</span>}
+          {i.status === "failed" && (
+            <button type="button" class="link" onClick={() => retryItem(i.id)}>
+              {t("retry")}
+            </button>
+          )}
+          {i.status !== "uploading" && i.status !== "done" && (
+            <button type="button" class="link" onClick={() => removeItem(i.id)}>
+              {t("remove")}
+            </button>
+          )}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+/**
+ * The upload sheet: caption and hashtags, then the camera or the library. Opened from the
+ * floating button so that the photos, not a form, fill the first screen on a phone.
+ */
+function UploadSheet({ onClose }: { onClose: () => void }) {
   const m = useStore(me);
   const [caption, setCaption] = useState("");
   const [tags, setTags] = useState("");
   const [error, setError] = useState<string | null>(null);
-  const total = q.reduce((n, i) => n + i.size, 0);
-  const sent = q.reduce((n, i) => n + (i.status === "done" ? i.size : i.sent), 0);
-  const statusText: Record<string, string> = {
-    queued: t("queued"),
-    uploading: t("uploading"),
-    done: t("done"),
-    failed: t("failed"),
-    locked: t("waiting_locked"),
+  const first = useRef<HTMLInputElement>(null);
+  useEffect(() => {
+    first.current?.focus();
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && onClose();
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, []);
+  const pick = async (e: Event) => {
+    const input = e.currentTarget as HTMLInputElement;
+    const files = [...(input.files ?? [])];
+    input.value = "";
+    if (files.length === 0) return;
+    try {
+      setError(null);
+      await enqueue(files, caption.trim(), tags.trim());
+      onClose();
+    } catch (err) {
+      setError((err as Error).message);
+    }
   };
-  if (m?.user.is_banned) return <p class="notice">{t("banned")}</p>;
   return (
-    <section class="card upload">
-      <h2>{t("upload")}</h2>
-      {m?.event.uploads_locked && <p class="notice">{t("uploads_locked")}</p>}
-      <label>
-        {t("caption")}
-        <input value={caption} maxLength={2000} onInput={(e) => setCaption(e.currentTarget.value)} />
-      </label>
-      <label>
-        {t("hashtags")}
-        <input value={tags} placeholder="#party #dance" onInput={(e) => setTags(e.currentTarget.value)} />
-      </label>
-      <label class="button primary">
-        {t("add_files")}
-        <input
-          type="file"
-          accept="image/*,video/*"
-          multiple
-          hidden
-          onChange={async (e) => {
-            const files = [...(e.currentTarget.files ?? [])];
-            e.currentTarget.value = "";
-            try {
-              setError(null);
-              await enqueue(files, caption.trim(), tags.trim());
-              setCaption("");
-              setTags("");
-            } catch (err) {
-              setError((err as Error).message);
-            }
-          }}
-        />
-      </label>
-      {error && <p class="error">{error}</p>}
-      {q.length > 0 && (
-        <div class="queue">
-          <div class="row">
-            <span>
-              {t("total")}: {total ? Math.floor((sent * 100) / total) : 0}%
-            </span>
-            <progress max={total || 1} value={sent} />
-            <button type="button" class="link" onClick={clearDone}>
-              {t("clear")}
-            </button>
-          </div>
-          {q.map((i) => (
-            <div class={`row q-${i.status}`} key={i.id}>
-              <span class="fname">{i.name}</span>
-              <progress max={i.size || 1} value={i.status === "done" ? i.size : i.sent} />
-              <span class="qstatus">{statusText[i.status]}</span>
-              {i.error && <span class="error small">{i.error}</span>}
-              {i.status === "failed" && (
-                <button type="button" class="link" onClick={() => retryItem(i.id)}>
-                  {t("retry")}
-                </button>
-              )}
-              {i.status !== "uploading" && i.status !== "done" && (
-                <button type="button" class="link" onClick={() => removeItem(i.id)}>
-                  {t("remove")}
-                </button>
-              )}
-            </div>
-          ))}
+    <div class="sheet-backdrop" onClick={(e) => e.target === e.currentTarget && onClose()}>
+      <div class="sheet upload" role="dialog" aria-modal="true" aria-labelledby="upload-title">
+        <h2 id="upload-title">{t("upload_sheet_title")}</h2>
+        {m?.event.uploads_locked && <p class="notice">{t("uploads_locked")}</p>}
+        <label>
+          {t("caption")}
+          <input
+            ref={first}
+            value={caption}
+            maxLength={2000}
+            onInput={(e) => setCaption(e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          {t("hashtags")}
+          <input value={tags} placeholder="#party #dance" onInput={(e) => setTags(e.currentTarget.value)} />
+        </label>
+        <div class="row sheet-actions">
+          <label class="button primary" data-testid="camera">
+            📷 {t("take_photo")}
+            <input type="file" accept="image/*,video/*" capture="environment" hidden onChange={pick} />
+          </label>
+          <label class="button primary" data-testid="library">
+            🖼 {t("from_library")}
+            <input
+              type="file"
+              accept="image/*,video/*"
+              multiple
+              hidden
+              onChange={pick}
+              data-testid="file-input"
+            />
+          </label>
         </div>
-      )}
-    </section>
+        {error && <p class="error">{error}</p>}
+        <button type="button" class="link" onClick={onClose}>
+          {t("cancel")}
+        </button>
+      </div>
+    </div>
   );
 }
 
@@ -231,18 +279,27 @@ function Keepsake() {
 }
 
 export function FeedPage() {
-  const [filters, setFilters] = useState<Filters>({ hashtag: "", uploader: "" });
+  const m = useStore(me);
+  const [filters, setFilters] = useState<Filters>({ hashtag: "", uploader: "", mine: false });
   const [tagInput, setTagInput] = useState("");
   const [uploaders, setUploaders] = useState<{ id: string; display_name: string }[]>([]);
   const [open, setOpen] = useState<number | null>(null);
+  const [sheet, setSheet] = useState(false);
   const feed = useFeed(filters);
   const sentinel = useRef<HTMLDivElement>(null);
+  const q = useStore(queue);
+  const doneCount = q.filter((i) => i.status === "done").length;
 
   useEffect(() => {
     api<{ uploaders: { id: string; display_name: string }[] }>("GET", "/uploaders")
       .then((r) => setUploaders(r.uploaders))
       .catch(() => {});
   }, [feed.items.length]);
+
+  // A finished upload may be pending (pre-moderation): only "my uploads" can show it.
+  useEffect(() => {
+    if (filters.mine && doneCount > 0) feed.reload().catch(() => {});
+  }, [doneCount]);
 
   useEffect(() => {
     const el = sentinel.current;
@@ -254,58 +311,107 @@ export function FeedPage() {
     return () => io.disconnect();
   });
 
+  const canUpload = m && !m.user.is_banned && !m.event.released;
+  const filtered = filters.hashtag || filters.uploader || filters.mine;
+
   return (
-    <main>
+    <main class="feed">
       <Keepsake />
-      <UploadPanel />
-      <section class="filters">
-        <select
-          value={filters.uploader}
-          onChange={(e) => setFilters({ ...filters, uploader: e.currentTarget.value })}
-          aria-label={t("all_uploaders")}
-        >
-          <option value="">{t("all_uploaders")}</option>
-          {uploaders.map((u) => (
-            <option key={u.id} value={u.display_name}>
-              {u.display_name}
-            </option>
-          ))}
-        </select>
-        <form
-          onSubmit={(e) => {
-            e.preventDefault();
-            setFilters({ ...filters, hashtag: tagInput.trim().replace(/^#/, "").toLowerCase() });
-          }}
-        >
-          <input
-            value={tagInput}
-            placeholder={t("filter_tag")}
-            onInput={(e) => setTagInput(e.currentTarget.value)}
-          />
-        </form>
-        {(filters.hashtag || filters.uploader) && (
+      {m?.user.is_banned && <p class="notice">{t("banned")}</p>}
+      {m?.event.uploads_locked && !m.event.released && <p class="notice">{t("uploads_locked")}</p>}
+      {q.length > 0 && (
+        <section class="card" aria-label={t("queue_title")}>
+          <QueueView />
+        </section>
+      )}
+      <nav class="filters" aria-label={t("filters")}>
+        <div class="chips" role="group">
+          <button
+            type="button"
+            class={`chip ${!filters.mine ? "on" : ""}`}
+            aria-pressed={!filters.mine}
+            onClick={() => setFilters({ ...filters, mine: false })}
+          >
+            {t("filter_all")}
+          </button>
+          <button
+            type="button"
+            class={`chip ${filters.mine ? "on" : ""}`}
+            aria-pressed={!!filters.mine}
+            data-testid="mine"
+            onClick={() => setFilters({ hashtag: "", uploader: "", mine: true })}
+          >
+            {t("filter_mine")}
+          </button>
+        </div>
+        {!filters.mine && (
+          <>
+            <select
+              value={filters.uploader}
+              onChange={(e) => setFilters({ ...filters, uploader: e.currentTarget.value })}
+              aria-label={t("all_uploaders")}
+              data-testid="uploader-filter"
+            >
+              <option value="">{t("all_uploaders")}</option>
+              {uploaders.map((u) => (
+                <option key={u.id} value={u.display_name}>
+                  {u.display_name}
+                </option>
+              ))}
+            </select>
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                setFilters({ ...filters, hashtag: tagInput.trim().replace(/^#/, "").toLowerCase() });
+              }}
+            >
+              <input
+                value={tagInput}
+                placeholder={t("filter_tag")}
+                aria-label={t("filter_tag")}
+                onInput={(e) => setTagInput(e.currentTarget.value)}
+              />
+            </form>
+          </>
+        )}
+        {filtered && (
           <button
             type="button"
             class="link"
             onClick={() => {
               setTagInput("");
-              setFilters({ hashtag: "", uploader: "" });
+              setFilters({ hashtag: "", uploader: "", mine: false });
             }}
           >
             {t("clear")}
           </button>
         )}
-      </section>
+      </nav>
       {feed.items.length === 0 && !feed.loading && <p class="empty">{t("no_items")}</p>}
       <section class="grid">
         {feed.items.map((item, i) => (
-          <button type="button" class="tile" key={item.id} data-id={item.id} onClick={() => setOpen(i)}>
+          <button
+            type="button"
+            class={`tile ${item.approval === "pending" ? "is-pending" : ""}`}
+            key={item.id}
+            data-id={item.id}
+            onClick={() => setOpen(i)}
+          >
             {item.thumbnail_url || item.preview_url ? (
-              <img src={(item.preview_url ?? item.thumbnail_url)!} alt={item.caption} loading="lazy" />
+              <img
+                src={(item.preview_url ?? item.thumbnail_url)!}
+                alt={item.caption || item.uploader.display_name}
+                loading="lazy"
+              />
             ) : (
               <span class="processing">{t("processing")}</span>
             )}
             {item.media_type === "video" && <span class="badge">▶</span>}
+            {item.approval === "pending" && (
+              <span class="pending-badge" data-testid="pending">
+                {t("pending")}
+              </span>
+            )}
             <span class="meta">
               <b>{item.uploader.display_name}</b> ♥ {item.like_count} ✎ {item.comment_count}
             </span>
@@ -319,6 +425,12 @@ export function FeedPage() {
           {t("load_more")}
         </button>
       )}
+      {canUpload && (
+        <button type="button" class="fab primary" data-testid="upload-fab" onClick={() => setSheet(true)}>
+          <span aria-hidden="true">＋</span> {t("upload_fab")}
+        </button>
+      )}
+      {sheet && <UploadSheet onClose={() => setSheet(false)} />}
       {open !== null && feed.items[open] && (
         <Lightbox
           items={feed.items}
@@ -333,7 +445,7 @@ export function FeedPage() {
           onTag={(tag) => {
             setOpen(null);
             setTagInput(tag);
-            setFilters({ ...filters, hashtag: tag });
+            setFilters({ hashtag: tag, uploader: "", mine: false });
           }}
         />
       )}

@@ -1,9 +1,11 @@
 import { useEffect, useState } from "preact/hooks";
 import QRCode from "qrcode";
-import { ApiError, api, type EventInfo, type ExportStatus, formatBytes } from "../api.js";
-import { refreshMe } from "../app-state.js";
-import { type Key, t } from "../i18n.js";
+import { ApiError, api, type EventInfo, type ExportStatus, formatBytes, type Item } from "../api.js";
+import { me, navigate, refreshMe } from "../app-state.js";
+import { joinUrl, publicEvent } from "../branding.js";
+import { type Key, lang, t, tf } from "../i18n.js";
 import { onLive } from "../live.js";
+import { useStore } from "../store.js";
 
 interface HostEvent {
   event: EventInfo;
@@ -25,19 +27,150 @@ interface HostUser {
 }
 
 function Invite() {
+  const pub = useStore(publicEvent);
   const [qr, setQr] = useState<string | null>(null);
-  const link = `${location.origin}/join`;
+  const link = joinUrl(pub);
   useEffect(() => {
     QRCode.toDataURL(link, { width: 320, margin: 1 }).then(setQr, () => setQr(null));
   }, [link]);
   return (
-    <section class="card invite printable">
+    <section class="card invite">
       <h2>{t("invite")}</h2>
-      {qr && <img src={qr} alt={link} width={240} height={240} data-testid="qr" />}
-      <p class="link-text">{link}</p>
-      <button type="button" class="no-print" onClick={() => print()}>
-        {t("print")}
-      </button>
+      {qr && <img src={qr} alt={link} width={200} height={200} data-testid="qr" />}
+      <p class="link-text" data-testid="join-link">
+        {link}
+      </p>
+      {!pub?.public_url && <p class="muted small">{t("public_url_hint")}</p>}
+      <a
+        class="button"
+        href="/host/card"
+        onClick={(e) => {
+          e.preventDefault();
+          navigate("/host/card");
+        }}
+      >
+        {t("print_card")}
+      </a>
+    </section>
+  );
+}
+
+/** Uploads waiting for approval (pre-moderation), oldest first, with a live count. */
+function PendingQueue({ onCount }: { onCount: (n: number) => void }) {
+  const [items, setItems] = useState<Item[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const load = async () => {
+    const r = await api<{ items: Item[]; next_cursor: string | null }>("GET", "/host/pending?limit=100");
+    setItems(r.items);
+    onCount(r.items.length);
+  };
+  useEffect(() => {
+    load().catch(() => {});
+    return onLive((event) => {
+      if (["upload-pending", "new-upload", "upload-removed", "user-hidden", "reconnected"].includes(event))
+        load().catch(() => {});
+    });
+  }, []);
+  const act = async (id: string, action: "approve" | "reject") => {
+    if (action === "reject" && !confirm(t("confirm_reject"))) return;
+    setError(null);
+    try {
+      await api("POST", `/host/upload/${id}/${action}`);
+    } catch (e) {
+      setError(e instanceof ApiError ? e.message : t("error"));
+    }
+    await load().catch(() => {});
+  };
+  if (items.length === 0) return null;
+  return (
+    <section class="card pending" data-testid="pending-queue">
+      <h2>
+        {t("pending_title")}{" "}
+        <span class="badge-count" data-testid="pending-badge">
+          {items.length}
+        </span>
+      </h2>
+      {error && <p class="error">{error}</p>}
+      <ul class="pending-list">
+        {items.map((i) => (
+          <li key={i.id} data-id={i.id}>
+            {i.thumbnail_url ? (
+              <img src={i.thumbnail_url} alt={i.caption || i.uploader.display_name} width={96} height={96} />
+            ) : (
+              <span class="processing">{t("processing")}</span>
+            )}
+            <span class="who">
+              <b>{i.uploader.display_name}</b>
+              {i.caption && <span class="muted"> {i.caption}</span>}
+            </span>
+            <span class="row">
+              <button
+                type="button"
+                class="primary"
+                data-testid="approve"
+                onClick={() => act(i.id, "approve")}
+              >
+                {t("approve")}
+              </button>
+              <button type="button" class="danger" data-testid="reject" onClick={() => act(i.id, "reject")}>
+                {t("reject")}
+              </button>
+            </span>
+          </li>
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+interface AuditEntry {
+  id: string;
+  actor: { id: string; display_name: string } | null;
+  action: string;
+  target: { type: string; id: string | null };
+  created_at: string;
+}
+
+const EVENT_ACTIONS: Record<string, Key> = {
+  lock: "lock",
+  unlock: "unlock",
+  release: "release",
+  reopen: "reopen",
+};
+
+/** The host audit as sentences: who did what to whom, newest first. */
+function AuditLog({ users, version }: { users: HostUser[]; version: number }) {
+  const [entries, setEntries] = useState<AuditEntry[]>([]);
+  useEffect(() => {
+    api<{ entries: AuditEntry[] }>("GET", "/host/audit?limit=50")
+      .then((r) => setEntries(r.entries))
+      .catch(() => {});
+  }, [version]);
+  const nameOf = (id: string | null) => users.find((u) => u.id === id)?.display_name ?? t("someone");
+  const sentence = (e: AuditEntry) => {
+    if (e.action.startsWith("event.")) {
+      const k = EVENT_ACTIONS[e.action.slice(6)];
+      return `${t("audit_event")} ${k ? t(k) : e.action.slice(6)}`;
+    }
+    const key = `audit_${e.action}` as Key;
+    const verb = t(key) ?? e.action;
+    return e.target.type === "user" ? `${verb} ${nameOf(e.target.id)}` : verb;
+  };
+  return (
+    <section class="card audit">
+      <h2>{t("audit_title")}</h2>
+      {entries.length === 0 ? (
+        <p class="muted">{t("audit_empty")}</p>
+      ) : (
+        <ol class="audit-list" data-testid="audit">
+          {entries.map((e) => (
+            <li key={e.id}>
+              <time dateTime={e.created_at}>{new Date(e.created_at).toLocaleString(lang.value)}</time>{" "}
+              <b>{e.actor?.display_name ?? t("someone")}</b> {sentence(e)}
+            </li>
+          ))}
+        </ol>
+      )}
     </section>
   );
 }
@@ -48,6 +181,10 @@ export function HostPage() {
   const [users, setUsers] = useState<HostUser[]>([]);
   const [pins, setPins] = useState<Record<string, string>>({});
   const [error, setError] = useState<string | null>(null);
+  const [pendingCount, setPendingCount] = useState(0);
+  const [auditVersion, setAuditVersion] = useState(0);
+  const m = useStore(me);
+  const isAdmin = m?.user.role === "admin";
 
   const load = async () => {
     const [e, x, u] = await Promise.all([
@@ -58,6 +195,7 @@ export function HostPage() {
     setEv(e);
     setExp(x);
     setUsers(u.users);
+    setAuditVersion((v) => v + 1);
   };
   const guard = async (fn: () => Promise<unknown>) => {
     setError(null);
@@ -94,12 +232,27 @@ export function HostPage() {
     guard(() => api("POST", `/host/event/${name}`));
   };
   const requests = users.filter((u) => u.pin_reset_requested_at);
+  const ask = (key: Key, u: HostUser) => confirm(tf(key, { name: u.display_name }));
   const jobLabel = (s: string) => t(`status_${s}` as Key) ?? s;
 
   return (
     <main class="host">
-      <h1>{t("host_title")}</h1>
-      {error && <p class="error">{error}</p>}
+      <h1>
+        {t("host_title")}
+        {pendingCount > 0 && (
+          <a class="badge-count" href="#pending" title={t("pending_title")} data-testid="pending-live-badge">
+            {pendingCount}
+          </a>
+        )}
+      </h1>
+      {error && (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div id="pending">
+        <PendingQueue onCount={setPendingCount} />
+      </div>
       <Invite />
       {ev && (
         <section class="card">
@@ -107,7 +260,7 @@ export function HostPage() {
           {ev.low_disk_warning && <p class="error">{t("low_disk")}</p>}
           <p class="muted">
             {formatBytes(ev.free_bytes)} {t("free")} · {t("estimate")}{" "}
-            {formatBytes(ev.keepsake_estimate_bytes)}
+            <span data-testid="estimate">{formatBytes(ev.keepsake_estimate_bytes)}</span>
           </p>
           <div class="row wrap">
             {!ev.event.released &&
@@ -169,14 +322,40 @@ export function HostPage() {
             {users.map((u) => (
               <tr key={u.id} class={u.is_banned ? "banned" : ""} data-name={u.display_name}>
                 <td>
-                  {u.display_name} <span class="muted">{u.role}</span>
+                  {u.display_name} <span class={`role role-${u.role}`}>{t(`role_${u.role}` as Key)}</span>
+                  {u.is_banned && <span class="muted"> · {t("banned_label")}</span>}
                   {u.pin_reset_requested_at && <span class="badge-count">PIN</span>}
                 </td>
                 <td class="muted">
                   {u.upload_count} {t("uploads_count")}
                 </td>
-                <td>
+                <td class="actions">
+                  {isAdmin && u.role === "guest" && !u.is_banned && (
+                    <button
+                      type="button"
+                      class="link"
+                      data-testid="promote"
+                      onClick={() =>
+                        ask("confirm_promote", u) && guard(() => api("POST", `/host/users/${u.id}/promote`))
+                      }
+                    >
+                      {t("promote")}
+                    </button>
+                  )}
+                  {isAdmin && u.role === "host" && (
+                    <button
+                      type="button"
+                      class="link"
+                      data-testid="demote"
+                      onClick={() =>
+                        ask("confirm_demote", u) && guard(() => api("POST", `/host/users/${u.id}/demote`))
+                      }
+                    >
+                      {t("demote")}
+                    </button>
+                  )}
                   {u.role !== "admin" &&
+                    u.id !== m?.user.id &&
                     (u.is_banned ? (
                       <button
                         type="button"
@@ -190,7 +369,9 @@ export function HostPage() {
                         type="button"
                         class="link danger"
                         data-testid="ban"
-                        onClick={() => guard(() => api("POST", `/host/users/${u.id}/ban`))}
+                        onClick={() =>
+                          ask("confirm_ban", u) && guard(() => api("POST", `/host/users/${u.id}/ban`))
+                        }
                       >
                         {t("ban")}
                       </button>
@@ -199,7 +380,9 @@ export function HostPage() {
                     <button
                       type="button"
                       class="link"
+                      data-testid="reset-pin"
                       onClick={() =>
+                        ask("confirm_reset_pin", u) &&
                         guard(async () => {
                           const r = await api<{ pin: string }>("POST", `/host/users/${u.id}/reset-pin`);
                           setPins((p) => ({ ...p, [u.id]: r.pin }));
@@ -210,7 +393,7 @@ export function HostPage() {
                     </button>
                   )}
                   {pins[u.id] && (
-                    <span class="pin small">
+                    <span class="pin small" data-testid="new-pin">
                       {t("new_pin")}: {pins[u.id]}
                     </span>
                   )}
@@ -220,6 +403,7 @@ export function HostPage() {
           </tbody>
         </table>
       </section>
+      <AuditLog users={users} version={auditVersion} />
     </main>
   );
 }

@@ -1,9 +1,25 @@
 import { useState } from "preact/hooks";
 import { ApiError, api, session, type User } from "../api.js";
 import { navigate, refreshMe } from "../app-state.js";
-import { t } from "../i18n.js";
+import { eventName, publicEvent } from "../branding.js";
+import { lang, t } from "../i18n.js";
+import { useStore } from "../store.js";
 
 type Mode = "join" | "recover" | "request" | "pin";
+
+/** The event's branding: cover photo, name and the welcome text in the reader's language. */
+function Welcome() {
+  const pub = useStore(publicEvent);
+  useStore(lang);
+  const text = pub ? (lang.value === "de" ? pub.welcome_text_de : pub.welcome_text_en) : "";
+  return (
+    <header class="welcome-head">
+      {pub?.cover_url && <img class="cover" src={pub.cover_url} alt="" data-testid="cover" />}
+      <h1 data-testid="event-name">{eventName(pub?.name)}</h1>
+      <p class="welcome">{text || t("welcome_default")}</p>
+    </header>
+  );
+}
 
 /** Join by name (PIN shown once), sign in again with name + PIN, or ask a host for a PIN reset. */
 export function JoinPage() {
@@ -66,7 +82,8 @@ export function JoinPage() {
             });
           }}
         >
-          <h1>{t("join_title")}</h1>
+          <Welcome />
+          <h2>{t("join_title")}</h2>
           <p>{t("join_intro")}</p>
           <label>
             {t("your_name")}

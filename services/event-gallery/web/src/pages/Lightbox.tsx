@@ -3,6 +3,7 @@ import { ApiError, api, type Comment, type Item } from "../api.js";
 import { me } from "../app-state.js";
 import { t } from "../i18n.js";
 import { onLive } from "../live.js";
+import { downloadName, shareItem } from "../share.js";
 import { useStore } from "../store.js";
 
 interface Props {
@@ -25,6 +26,7 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
   const [caption, setCaption] = useState(item.caption);
   const [tags, setTags] = useState(item.hashtags.join(" "));
   const [error, setError] = useState<string | null>(null);
+  const [note, setNote] = useState<string | null>(null);
   const touchX = useRef<number | null>(null);
   const isHost = m?.user.role === "host" || m?.user.role === "admin";
   const mine = m?.user.id === item.uploader.id;
@@ -117,6 +119,7 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
       </div>
       <aside class="details">
         <p>
+          {item.approval === "pending" && <span class="pending-badge">{t("pending")}</span>}{" "}
           <b>{item.uploader.display_name}</b>{" "}
           <span class="muted">{new Date(item.created_at).toLocaleString()}</span>
         </p>
@@ -168,6 +171,29 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
           >
             ♥ {item.like_count}
           </button>
+          {item.original_url && (
+            <a
+              class="button link"
+              href={item.original_url}
+              download={downloadName(item)}
+              data-testid="download"
+            >
+              ⤓ {t("download")}
+            </a>
+          )}
+          <button
+            type="button"
+            class="link"
+            data-testid="share"
+            onClick={() => shareItem(item).then(setNote)}
+          >
+            ⇪ {t("share")}
+          </button>
+          {note && (
+            <span class="muted small" role="status">
+              {note}
+            </span>
+          )}
           {mine && !editing && (
             <button type="button" class="link" onClick={() => setEditing(true)}>
               {t("edit")}
@@ -194,6 +220,7 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
               class="link danger"
               data-testid="takedown"
               onClick={() =>
+                confirm(t("confirm_delete")) &&
                 guard(async () => {
                   await api("DELETE", `/host/upload/${item.id}`);
                   onRemoved(item.id);

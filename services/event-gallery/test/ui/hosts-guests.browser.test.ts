@@ -1,0 +1,329 @@
+import { execFileSync } from "node:child_process";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { systemClock } from "@app/kit/clock";
+import { loadEnv } from "@app/kit/config";
+import { createTestEnv, type TestEnv } from "@app/kit/db/testing";
+import { captureLogger } from "@app/kit/logger";
+import { launchChromium } from "@app/kit/testing/browser";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import sharp from "sharp";
+import { build } from "vite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BuiltApp, buildApp } from "../../src/app.js";
+import { envSpec } from "../../src/config.js";
+
+/**
+ * Issue 14 in Chromium, at a phone (390×844) and a laptop (1366×900): the guest feed (photos
+ * first, upload sheet, my uploads, download, share, header at 360 px in both languages), the
+ * host page (pending queue with a live badge, promote/demote with confirmation, audit log), the
+ * admin console (labels, validation, cover), the branded join page, the A6 QR card printed to
+ * PDF, and an axe-core pass on every page. Screenshots land in .test-artifacts/ui-*.png.
+ */
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const ARTIFACTS = join(ROOT, ".test-artifacts");
+const PASSWORD = "ui admin password";
+const PHONE = { width: 390, height: 844 };
+const LAPTOP = { width: 1366, height: 900 };
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+function newest(path: string): number {
+  const st = statSync(path);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(path).map((n) => newest(join(path, n))));
+}
+
+/** Same rule as the e2e test: rebuild web/dist only when the sources are newer. */
+async function ensureWebBuilt(): Promise<void> {
+  const web = join(ROOT, "web");
+  const index = join(web, "dist", "index.html");
+  const sources = Math.max(newest(join(web, "src")), newest(join(web, "index.html")));
+  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
+  const side = join(ARTIFACTS, `web-build-${process.pid}`);
+  const nodeEnv = process.env.NODE_ENV;
+  process.env.NODE_ENV = "production";
+  try {
+    await build({
+      configFile: join(web, "vite.config.ts"),
+      logLevel: "error",
+      build: { outDir: side, emptyOutDir: true },
+    });
+  } finally {
+    process.env.NODE_ENV = nodeEnv;
+  }
+  rmSync(join(web, "dist"), { recursive: true, force: true });
+  renameSync(side, join(web, "dist"));
+}
+
+describe("hosts and guests in a browser", () => {
+  let env: TestEnv;
+  let built: BuiltApp;
+  let base: string;
+  let browser: Browser;
+  const contexts: BrowserContext[] = [];
+  const dialogs: string[] = [];
+  const work = join(tmpdir(), `gallery-ui-${process.pid}`);
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    mkdirSync(work, { recursive: true });
+    await ensureWebBuilt();
+    env = await createTestEnv("gallery_ui");
+    const config = loadEnv(envSpec, {
+      DATA_DIR: env.dataDir,
+      DATABASE_URL: env.databaseUrl,
+      GALLERY_ADMIN_PASSWORD: PASSWORD,
+    });
+    built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
+    base = await built.app.listen({ port: 0, host: "127.0.0.1" });
+    browser = await launchChromium();
+  }, 120_000);
+  afterAll(async () => {
+    for (const c of contexts) await c.close().catch(() => {});
+    await browser?.close();
+    await built?.app.close();
+    await built?.close();
+    await env?.cleanup();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  const newPage = async (viewport: { width: number; height: number }, locale = "en-US"): Promise<Page> => {
+    const phone = viewport.width < 500;
+    const ctx = await browser.newContext({
+      acceptDownloads: true,
+      locale,
+      viewport,
+      ...(phone ? { hasTouch: true, isMobile: true } : {}),
+    });
+    contexts.push(ctx);
+    const page = await ctx.newPage();
+    page.on("dialog", (d) => {
+      dialogs.push(d.message());
+      d.accept();
+    });
+    return page;
+  };
+  const shot = (page: Page, name: string, fullPage = false) =>
+    page.screenshot({ path: join(ARTIFACTS, `ui-${name}.png`), fullPage });
+
+  /** axe-core on the current page: no serious or critical violation. */
+  const axe = async (page: Page, name: string) => {
+    await page.addScriptTag({ content: AXE });
+    const result = (await page.evaluate(
+      "axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, target: v.nodes[0] && v.nodes[0].target })))",
+    )) as { id: string; impact: string; nodes: number; target: unknown }[];
+    const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+    expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
+  };
+
+  const joinAs = async (page: Page, name: string) => {
+    await page.goto(`${base}/join`);
+    await page.fill("input[name=name]", name);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("[data-testid=pin]", { timeout: 10_000 });
+    await page.click(".narrow button.primary");
+    await page.waitForSelector("[data-testid=upload-fab]", { timeout: 10_000 });
+  };
+  const admin = async (page: Page) => {
+    await page.goto(`${base}/admin`);
+    await page.fill("input[type=password]", PASSWORD);
+    await page.click("button[type=submit]");
+    await page.waitForSelector("[data-testid=save-config]", { timeout: 10_000 });
+  };
+  const photo = async (name: string, hue: number) => {
+    const path = join(work, name);
+    writeFileSync(
+      path,
+      await sharp({
+        create: { width: 1200, height: 900, channels: 3, background: { r: hue, g: 120, b: 200 } },
+      })
+        .jpeg()
+        .toBuffer(),
+    );
+    return path;
+  };
+
+  it("runs an event: branding, pre-moderation, promotion, download and share, the QR card", {
+    timeout: 180_000,
+  }, async () => {
+    // ---- The admin brands the event and turns pre-moderation on, from the admin page.
+    const host = await newPage(LAPTOP);
+    await admin(host);
+    await host.fill("#cfg-accent_color", "red");
+    await host.click("[data-testid=save-config]");
+    expect(await host.textContent("[data-testid=invalid-accent_color]")).toContain("#rrggbb");
+    await host.fill("#cfg-event_name", "Anna & Ben's Wedding");
+    await host.fill("#cfg-welcome_text_en", "Welcome! Share your best moments.");
+    await host.fill("#cfg-welcome_text_de", "Willkommen! Teilt eure schönsten Momente.");
+    await host.fill("#cfg-accent_color", "#2f7de1");
+    await host.fill("#cfg-public_url", "https://wedding.example");
+    await host.check("#cfg-premoderation");
+    await host.click("[data-testid=save-config]");
+    await host.waitForSelector("[role=status]:has-text('Saved.')");
+    await host.locator("[data-testid=cover-input]").setInputFiles(await photo("cover.jpg", 40));
+    await host.waitForSelector("[data-testid=cover-preview]", { timeout: 10_000 });
+    expect(await host.isVisible("[data-testid=disk-bar]")).toBe(true);
+    await shot(host, "admin-laptop", true);
+    await axe(host, "admin");
+
+    // ---- A guest on a phone sees the branded join page, joins; the photos come first.
+    const ann = await newPage(PHONE);
+    await ann.goto(`${base}/join`);
+    await ann.waitForSelector("[data-testid=cover]");
+    expect(await ann.textContent("[data-testid=event-name]")).toBe("Anna & Ben's Wedding");
+    await ann.waitForSelector("text=Welcome! Share your best moments.");
+    await shot(ann, "join-phone");
+    await axe(ann, "join");
+    await joinAs(ann, "Ann");
+    const fab = await ann.locator("[data-testid=upload-fab]").boundingBox();
+    expect(fab && fab.y + fab.height <= PHONE.height && fab.x + fab.width <= PHONE.width).toBe(true);
+    expect(await ann.locator("input[name=caption], .sheet").count()).toBe(0);
+
+    // The upload sheet: caption, hashtags, camera and library.
+    await ann.click("[data-testid=upload-fab]");
+    await ann.waitForSelector(".sheet [data-testid=camera]");
+    expect(await ann.getAttribute(".sheet [data-testid=camera] input", "capture")).toBe("environment");
+    await shot(ann, "upload-sheet-phone");
+    await axe(ann, "upload sheet");
+    await ann.fill(".sheet label:has-text('Caption') input", "First dance");
+    await ann.fill(".sheet input[placeholder='#party #dance']", "#dance");
+    const seenResponses: string[] = [];
+    ann.on("response", async (r) => {
+      if (r.url().includes("/api/v1/upload")) seenResponses.push(`${r.request().method()} ${r.status()} ${await r.text().catch(() => "")}`);
+    });
+    await ann.locator("[data-testid=file-input]").setInputFiles(await photo("dance.jpg", 200));
+    await ann.waitForSelector(".q-done", { timeout: 20_000 }).catch(async (err) => {
+      console.log("RESPONSES", seenResponses);
+      await shot(ann, "queue-failure");
+      throw new Error(`${err}: queue shows ${await ann.textContent("main")}`);
+    });
+
+    // The host's page shows the pending queue with a live badge (no reload).
+    await host.click("header nav >> text=Host");
+    await host.waitForSelector("[data-testid=pending-badge]", { timeout: 10_000 });
+    const bob = await newPage(PHONE, "de-DE");
+    await joinAs(bob, "Bob");
+    await ann.click("header button.lang").catch(() => {});
+    await ann.click("header button.lang").catch(() => {});
+
+    // Pending: Ann sees it under "my uploads", marked; Bob sees nothing.
+    await ann.click("[data-testid=mine]");
+    await ann.waitForSelector(".tile [data-testid=pending]", { timeout: 10_000 });
+    await shot(ann, "my-uploads-pending-phone");
+    expect(await bob.locator(".tile").count()).toBe(0);
+
+    // Host approves: Bob's feed gets the photo live.
+    await host.waitForSelector("[data-testid=pending-queue] li", { timeout: 10_000 });
+    await shot(host, "host-pending-laptop", true);
+    await axe(host, "host");
+    await host.click("[data-testid=pending-queue] [data-testid=approve]");
+    await bob.waitForSelector(".tile", { timeout: 15_000 });
+    await host.waitForSelector("[data-testid=pending-queue]", { state: "detached", timeout: 10_000 });
+
+    // A second pending upload is rejected with a confirmation.
+    await ann.click("[data-testid=upload-fab]");
+    await ann.locator("[data-testid=file-input]").setInputFiles(await photo("blurry.jpg", 90));
+    await ann.waitForSelector(".q-done >> nth=1", { timeout: 20_000 });
+    await host.waitForSelector("[data-testid=pending-queue] [data-testid=reject]", { timeout: 10_000 });
+    await host.click("[data-testid=pending-queue] [data-testid=reject]");
+    expect(dialogs.at(-1)).toMatch(/Reject this upload/);
+    await host.waitForSelector("[data-testid=pending-queue]", { state: "detached", timeout: 10_000 });
+    await ann.waitForFunction("document.querySelectorAll('.tile').length === 1", null, { timeout: 10_000 });
+
+    // Promote Bob to host and back, with confirmations; the audit log reads as sentences.
+    await host.click("tr[data-name=Bob] [data-testid=promote]");
+    expect(dialogs.at(-1)).toMatch(/Make Bob a host\?/);
+    await host.waitForSelector("tr[data-name=Bob] .role-host");
+    await bob.reload();
+    await bob.waitForSelector("header nav >> text=Gastgeber", { timeout: 10_000 });
+    await host.click("tr[data-name=Bob] [data-testid=demote]");
+    await host.waitForSelector("tr[data-name=Bob] .role-guest");
+    await host.waitForSelector("[data-testid=audit] li:has-text('made host Bob')");
+    await host.waitForSelector("[data-testid=audit] li:has-text('approved an upload by')");
+    await shot(host, "host-laptop", true);
+
+    // Bob (German) opens the photo: download the original, share through the system sheet.
+    await bob.reload();
+    await bob.waitForSelector(".tile");
+    await bob.evaluate(`(() => {
+      window.__shared = [];
+      navigator.canShare = () => true;
+      navigator.share = async (data) => { window.__shared.push({ files: (data.files || []).map(f => f.name + ':' + f.type), text: data.text }); };
+    })()`);
+    await bob.locator(".tile").first().click();
+    await bob.waitForSelector(".lightbox [data-testid=download]");
+    const [download] = await Promise.all([
+      bob.waitForEvent("download"),
+      bob.click(".lightbox [data-testid=download]"),
+    ]);
+    expect(download.suggestedFilename()).toMatch(/^Ann_\d{4}-\d\d-\d\d-\d\d-\d\d-\d\d\.jpg$/);
+    const saved = join(work, "downloaded.jpg");
+    await download.saveAs(saved);
+    expect((await sharp(saved).metadata()).width).toBe(1200);
+    await bob.click(".lightbox [data-testid=share]");
+    await bob.waitForFunction("window.__shared.length === 1");
+    const shared = (await bob.evaluate("window.__shared")) as { files: string[]; text: string }[];
+    expect(shared[0]?.files[0]).toMatch(/\.jpg:image\/jpeg$/);
+    expect(shared[0]?.text).toBe("First dance");
+    await shot(bob, "lightbox-de-phone");
+    await bob.keyboard.press("Escape");
+    await shot(bob, "feed-de-phone");
+    await axe(bob, "feed (de)");
+
+    // The header fits 360 px in both languages (Bob is German, Ann English).
+    for (const page of [ann, bob]) {
+      await page.setViewportSize({ width: 360, height: 740 });
+      const box = await page.locator("header.top").boundingBox();
+      expect(box!.height).toBeLessThan(64);
+      expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(360);
+    }
+    await shot(bob, "header-360-de");
+    await shot(ann, "header-360-en");
+
+    // Laptop views of the feed and the join page.
+    const carl = await newPage(LAPTOP);
+    await joinAs(carl, "Carl");
+    await carl.waitForSelector(".tile");
+    await shot(carl, "feed-laptop");
+
+    // ---- The QR card: the public URL, A6, printed by Chromium to a one-page PDF.
+    await host.click("text=Printable QR card");
+    await host.waitForSelector("[data-testid=qr-card] svg");
+    expect(await host.textContent("[data-testid=qr-card] .url")).toContain("wedding.example/join");
+    await shot(host, "qr-card-laptop");
+    const pdf = join(ARTIFACTS, "ui-qr-card.pdf");
+    await host.emulateMedia({ media: "print" });
+    await host.pdf({ path: pdf, preferCSSPageSize: true, printBackground: true });
+    await host.emulateMedia({ media: "screen" });
+    const info = execFileSync("pdfinfo", [pdf]).toString();
+    expect(info).toMatch(/Pages:\s+1\n/);
+    // A6 is 297.64 × 419.53 pt.
+    expect(info).toMatch(/Page size:\s+29[78](\.\d+)? x 4(19|20)(\.\d+)? pts/);
+    execFileSync("pdftoppm", ["-png", "-r", "100", "-singlefile", pdf, join(ARTIFACTS, "ui-qr-card-print")]);
+    const printed = await sharp(join(ARTIFACTS, "ui-qr-card-print.png")).metadata();
+    expect(printed.width).toBeLessThan(printed.height ?? 0);
+
+    // ---- The keepsake estimate stays right after the release.
+    await host.goto(`${base}/host`);
+    await host.click("[data-testid=release]");
+    await host.waitForSelector("[data-testid=export-zip]:has-text('ready')", { timeout: 60_000 });
+    await host.waitForSelector("[data-testid=export-html]:has-text('ready')", { timeout: 60_000 });
+    await host.reload();
+    await host.waitForSelector("[data-testid=estimate]");
+    expect(await host.textContent("[data-testid=estimate]")).not.toMatch(/^0 B$/);
+    await shot(host, "host-released-laptop", true);
+    await shot(ann, "feed-phone");
+  });
+});
