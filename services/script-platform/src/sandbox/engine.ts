@@ -1,6 +1,11 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
-import type { QuickJSContext, QuickJSDeferredPromise, QuickJSHandle } from "quickjs-emscripten-core";
+import type {
+  QuickJSContext,
+  QuickJSDeferredPromise,
+  QuickJSHandle,
+  QuickJSRuntime,
+} from "quickjs-emscripten-core";
 import { decodeFromGuest, encodeForGuest, SizeLimitError } from "./boundary.js";
 import { memoryBytes, OPS_PER_INTERRUPT, type RunLimits, stackBytes } from "./limits.js";
 import { PRELUDE_SOURCE } from "./prelude.js";
@@ -76,6 +81,51 @@ export interface RunRequest {
   host: HostCall;
   /** Aborting ends the run (shutdown): it fails as internal_error. */
   signal?: AbortSignal;
+  /**
+   * Warm-context key (app, script id, digest of the sources): with a key, a context left clean
+   * by a successful run is kept and reused by the next run with the same key and limits. Null or
+   * absent: a fresh context, discarded after the run (drafts).
+   */
+  key?: string | null;
+}
+
+/** Warm contexts one engine (worker) keeps, least recently used first out. */
+export const WARM_CONTEXTS_PER_WORKER = 64;
+/** A warm context is discarded after this many runs (bounds what module-level state can grow into). */
+export const WARM_MAX_RUNS = 1000;
+
+/** The state of one run; the warm context's host functions act for the current one. */
+interface RunState {
+  stop: FailureKind | null;
+  ops: number;
+  done: boolean;
+  deadline: number;
+  limits: RunLimits;
+  logs: LogEntry[];
+  droppedLogs: number;
+  waker: Waker;
+  abort: AbortController;
+  live: Set<QuickJSDeferredPromise>;
+  pendingHost: number;
+  host: HostCall;
+  /** Handles that belong to this run only (freed when it ends). */
+  handles: QuickJSHandle[];
+  halt?: (kind: FailureKind) => void;
+}
+
+/** A runtime + context with the prelude and the entry module evaluated. */
+interface WarmContext {
+  rt: QuickJSRuntime;
+  vm: QuickJSContext;
+  name: string;
+  marker: string;
+  cur: RunState | null;
+  runs: number;
+  /** Handles that live as long as the context. */
+  handles: QuickJSHandle[];
+  ns: QuickJSHandle | null;
+  runFn: QuickJSHandle;
+  internalErrorProto: QuickJSHandle;
 }
 
 export const LOG_MAX_ENTRIES = 200;
@@ -155,239 +205,102 @@ export class Engine {
     },
   ) {}
 
+  /** Warm contexts of this engine (one per worker thread), by run key + limits. */
+  private readonly warm = new Map<string, WarmContext>();
+
+  /** How many warm contexts this engine holds now (tests, metrics). */
+  get warmContexts(): number {
+    return this.warm.size;
+  }
+
+  /** Drop every warm context (a module changed under all of them, or the worker shuts down). */
+  clearWarm(): void {
+    for (const w of this.warm.values()) this.disposeContext(w);
+    this.warm.clear();
+  }
+
   async run(req: RunRequest): Promise<RunOutcome> {
     const { clock } = this.deps;
     const mod = await quickJS();
     const started = clock.now();
     const limits = req.limits;
-    const logs: LogEntry[] = [];
-    let droppedLogs = 0;
-    const state: { stop: FailureKind | null; ops: number; done: boolean } = {
+    const st: RunState = {
       stop: null,
       ops: 0,
       done: false,
+      deadline: started + limits.timeoutMs,
+      limits,
+      logs: [],
+      droppedLogs: 0,
+      waker: new Waker(),
+      abort: new AbortController(),
+      live: new Set(),
+      pendingHost: 0,
+      host: req.host,
+      handles: [],
     };
-    const deadline = started + limits.timeoutMs;
-    const waker = new Waker();
-    const abort = new AbortController();
-    const live = new Set<QuickJSDeferredPromise>();
-    let pendingHost = 0;
-    // Passed to the guest as a C string: no NUL characters.
-    const marker = `__blob_${randomBytes(8).toString("hex")}`;
     const halt = (kind: FailureKind) => {
-      state.stop ??= kind;
-      abort.abort();
-      waker.signal();
+      st.stop ??= kind;
+      st.abort.abort();
+      st.waker.signal();
     };
-
-    const rt = mod.newRuntime();
-    rt.setMemoryLimit(memoryBytes(limits));
-    rt.setMaxStackSize(stackBytes(limits));
-    rt.setInterruptHandler(() => {
-      if (state.stop) return true;
-      state.ops += OPS_PER_INTERRUPT;
-      if (state.ops > limits.max_operations) {
-        halt("operation_limit");
-        return true;
-      }
-      if (clock.now() >= deadline) {
-        halt("timeout");
-        return true;
-      }
-      return false;
-    });
-    rt.setModuleLoader(
-      (name) => {
-        const src = req.modules.get(name);
-        return src === undefined ? { error: new Error(`Module "${name}" is not available.`) } : src;
-      },
-      (_base, requested) => requested,
-    );
-    const vm = rt.newContext();
+    st.halt = halt;
+    const cacheKey = req.key ? `${req.key}|${JSON.stringify(limits)}` : null;
+    let w = cacheKey ? this.warm.get(cacheKey) : undefined;
+    // Taken out while it runs; put back (most recently used) only if the run leaves it clean.
+    if (cacheKey && w) this.warm.delete(cacheKey);
+    let reusable = false;
     const timer = clock.setTimeout(() => halt("timeout"), limits.timeoutMs);
     const onAbort = () => halt("internal_error");
     if (req.signal?.aborted) onAbort();
     req.signal?.addEventListener("abort", onAbort, { once: true });
-    const handles: QuickJSHandle[] = [];
-    const keep = <T extends QuickJSHandle>(h: T): T => {
-      handles.push(h);
-      return h;
-    };
 
     const finish = (
-      outcome: { ok: true; value: unknown } | { ok: false; kind: FailureKind; message: string },
+      outcome:
+        | { ok: true; value: unknown }
+        | { ok: false; kind: FailureKind; message: string; detail?: ErrorDetail },
     ) => {
-      if (droppedLogs > 0)
-        logs.push({
+      if (st.droppedLogs > 0)
+        st.logs.push({
           level: "warn",
-          message: `${droppedLogs} log lines dropped (limit ${LOG_MAX_ENTRIES}).`,
+          message: `${st.droppedLogs} log lines dropped (limit ${LOG_MAX_ENTRIES}).`,
           at: clock.iso(),
         });
-      return { ...outcome, logs, durationMs: clock.now() - started } as RunOutcome;
+      return { ...outcome, logs: st.logs, durationMs: clock.now() - started } as RunOutcome;
     };
 
     try {
-      // The engine's own InternalError prototype: real stack overflows and out-of-memory errors
-      // carry it. The prelude removes the global so a script cannot build one and fake a limit.
-      const internalErrorCtor = keep(vm.getProp(vm.global, "InternalError"));
-      const internalErrorProto = keep(vm.getProp(internalErrorCtor, "prototype"));
-
-      const hostLog = keep(
-        vm.newFunction("hostLog", (levelH, textH) => {
-          if (vm.typeof(levelH) !== "string" || vm.typeof(textH) !== "string") return;
-          const level = vm.getString(levelH) as LogLevel;
-          if (!LEVELS.has(level)) return;
-          if (logs.length >= LOG_MAX_ENTRIES) {
-            droppedLogs++;
-            return;
-          }
-          const text = vm.getString(textH);
-          const message = text.length > LOG_MAX_CHARS ? `${text.slice(0, LOG_MAX_CHARS)}…` : text;
-          logs.push({ level, message, at: clock.iso() });
-        }),
-      );
-      const hostCall = keep(
-        vm.newFunction("hostCall", (opH, jsonH, ...blobHs) => {
-          const deferred = vm.newPromise();
-          live.add(deferred);
-          pendingHost++;
-          let op = "";
-          let args: unknown[] = [];
-          let early: unknown = null;
-          try {
-            if (vm.typeof(opH) !== "string" || vm.typeof(jsonH) !== "string")
-              throw new ScriptVisibleError("Malformed SDK call.");
-            op = vm.getString(opH);
-            const blobs = blobHs.map((h) => {
-              const view = vm.getArrayBuffer(h);
-              try {
-                return Uint8Array.from(view.value);
-              } finally {
-                view.dispose();
-              }
-            });
-            const decoded = decodeFromGuest(vm.getString(jsonH), blobs, marker, limits);
-            if (!Array.isArray(decoded)) throw new ScriptVisibleError("Malformed SDK call.");
-            args = decoded;
-          } catch (err) {
-            early = err;
-          }
-          void (async () => {
-            let value: unknown;
-            let failure: unknown = early;
-            if (!failure) {
-              try {
-                value = await req.host(op, args, abort.signal);
-              } catch (err) {
-                failure = err;
-              }
-            }
-            try {
-              if (state.done) return;
-              if (!failure) {
-                try {
-                  const enc = encodeForGuest(value, marker, limits);
-                  const arr = vm.newArray();
-                  vm.setProp(arr, 0, vm.newString(enc.json));
-                  enc.blobs.forEach((b, i) => {
-                    const copy = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
-                    const ab = vm.newArrayBuffer(copy);
-                    vm.setProp(arr, i + 1, ab);
-                    ab.dispose();
-                  });
-                  deferred.resolve(arr);
-                  arr.dispose();
-                  return;
-                } catch (err) {
-                  failure = err;
-                }
-              }
-              if (failure instanceof SizeLimitError) halt("size_limit");
-              const message =
-                failure instanceof ScriptVisibleError
-                  ? failure.message
-                  : failure instanceof SizeLimitError
-                    ? failure.message
-                    : `Internal error in ${op || "an SDK call"}.`;
-              if (!(failure instanceof ScriptVisibleError) && !(failure instanceof SizeLimitError))
-                this.deps.logger.error({ err: failure, op }, "SDK call failed");
-              const errH = vm.newError({ name: "Error", message });
-              if (failure instanceof ScriptVisibleError && failure.code)
-                vm.setProp(errH, "code", vm.newString(failure.code));
-              deferred.reject(errH);
-              errH.dispose();
-            } finally {
-              pendingHost--;
-              if (!state.done) {
-                live.delete(deferred);
-                deferred.dispose();
-              }
-              waker.signal();
-            }
-          })();
-          return deferred.handle;
-        }),
-      );
-
-      const hostRandom = keep(
-        vm.newFunction("hostRandom", (nH) => {
-          const n = vm.typeof(nH) === "number" ? Math.floor(vm.getNumber(nH)) : 0;
-          if (!(n >= 0 && n <= 65_536)) throw new ScriptVisibleError("randomBytes: at most 65536 bytes.");
-          const b = randomBytes(n);
-          return vm.newArrayBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + n) as ArrayBuffer);
-        }),
-      );
-
-      // Settle a possibly-promise handle, running jobs and waiting on host I/O as needed.
-      const settle = async (h: QuickJSHandle): Promise<QuickJSHandle> => {
-        for (;;) {
-          if (state.stop) throw new Stop();
-          const jobs = rt.executePendingJobs();
-          if (jobs.error) jobs.error.dispose();
-          if (state.stop) throw new Stop();
-          const ps = vm.getPromiseState(h);
-          if (ps.type === "fulfilled") return ps.notAPromise ? h : keep(ps.value);
-          if (ps.type === "rejected") throw this.guestError(vm, keep(ps.error), internalErrorProto, req.name);
-          if (pendingHost === 0 && !rt.hasPendingJob())
-            throw new GuestThrew("The handler's promise never settled.", false, false);
-          await waker.wait();
-        }
+      if (w) {
+        w.cur = st;
+        w.runs++;
+      } else {
+        w = this.newContext(mod.newRuntime(), req, st);
+        w.cur = st;
+        // The module's top level runs once per context, under the first run's limits.
+        w.ns = await this.settle(
+          w,
+          st,
+          this.unwrap(w, st, w.vm.evalCode(req.source, req.name, { type: "module" })),
+        );
+        w.handles.push(...st.handles.splice(st.handles.indexOf(w.ns)));
+      }
+      const { vm } = w;
+      const keep = <T extends QuickJSHandle>(h: T): T => {
+        st.handles.push(h);
+        return h;
       };
-      const unwrap = (r: ReturnType<QuickJSContext["evalCode"]>): QuickJSHandle => {
-        if (r.error) {
-          const e = keep(r.error);
-          if (state.stop) throw new Stop();
-          throw this.guestError(vm, e, internalErrorProto, req.name);
-        }
-        return keep(r.value);
-      };
-
-      const preludeFn = unwrap(
-        vm.evalCode(PRELUDE_SOURCE, "sdk-prelude.js", { type: "global", strict: true }),
-      );
-      const webApis = this.deps.webApis
-        ? unwrap(vm.evalCode(this.deps.webApis, "web-apis.js", { type: "global", strict: true }))
-        : vm.undefined;
-      const runFn = unwrap(
-        vm.callFunction(
-          preludeFn,
-          vm.undefined,
-          hostCall,
-          hostLog,
-          keep(vm.newString(marker)),
-          hostRandom,
-          webApis,
-        ),
-      );
-      const ns = await settle(unwrap(vm.evalCode(req.source, req.name, { type: "module" })));
-      const ctxEnc = encodeForGuest(req.ctx, marker, limits, false);
+      const ctxEnc = encodeForGuest(req.ctx, w.marker, limits, false);
       const ctxArgs = [keep(vm.newString(ctxEnc.json))];
       for (const b of ctxEnc.blobs)
         ctxArgs.push(
           keep(vm.newArrayBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)),
         );
-      const resultArr = await settle(unwrap(vm.callFunction(runFn, vm.undefined, ns, ...ctxArgs)));
-      if (state.stop) throw new Stop();
+      const resultArr = await this.settle(
+        w,
+        st,
+        this.unwrap(w, st, vm.callFunction(w.runFn, vm.undefined, w.ns as QuickJSHandle, ...ctxArgs)),
+      );
+      if (st.stop) throw new Stop();
       // The result crosses the boundary like any SDK value: the guest encoded it; check it here.
       const jsonH = keep(vm.getProp(resultArr, 0));
       const lenH = keep(vm.getProp(resultArr, "length"));
@@ -401,12 +314,15 @@ export class Engine {
         blobs.push(Uint8Array.from(view.value));
         view.dispose();
       }
-      const value = decodeFromGuest(vm.getString(jsonH), blobs, marker, limits);
-      if (state.stop) throw new Stop();
+      const value = decodeFromGuest(vm.getString(jsonH), blobs, w.marker, limits);
+      if (st.stop) throw new Stop();
+      // Reused only when nothing of this run can still execute in a later one (no pending jobs
+      // or SDK calls that would run under the next invocation's capability), within N runs.
+      reusable = cacheKey !== null && st.pendingHost === 0 && !w.rt.hasPendingJob() && w.runs < WARM_MAX_RUNS;
       return finish({ ok: true, value });
     } catch (err) {
-      if (state.stop || err instanceof Stop) {
-        const kind = state.stop ?? "internal_error";
+      if (st.stop || err instanceof Stop) {
+        const kind = st.stop ?? "internal_error";
         return finish({ ok: false, kind, message: limitMessage(kind) });
       }
       if (err instanceof SizeLimitError)
@@ -427,15 +343,18 @@ export class Engine {
       this.deps.logger.error({ err }, "script engine failure");
       return finish({ ok: false, kind: "internal_error", message: "The script engine failed." });
     } finally {
-      state.done = true;
+      st.done = true;
       timer.cancel();
       req.signal?.removeEventListener("abort", onAbort);
-      abort.abort();
+      st.abort.abort();
       try {
-        for (const d of live) if (d.alive) d.dispose();
-        for (const h of handles.reverse()) if (h.alive) h.dispose();
-        vm.dispose();
-        rt.dispose();
+        for (const d of st.live) if (d.alive) d.dispose();
+        for (const h of st.handles.reverse()) if (h.alive) h.dispose();
+        if (w) {
+          w.cur = null;
+          if (reusable && cacheKey) this.keepWarm(cacheKey, w);
+          else this.disposeContext(w);
+        }
       } catch (err) {
         // QuickJS aborts the WASM module when a runtime it frees is inconsistent (a limit hit
         // deep inside a builtin): the outcome stands, but this module must not run again.
@@ -443,6 +362,271 @@ export class Engine {
         this.deps.logger.error({ err }, "the script engine could not free a run");
       }
     }
+  }
+
+  private keepWarm(key: string, w: WarmContext): void {
+    this.warm.set(key, w);
+    while (this.warm.size > WARM_CONTEXTS_PER_WORKER) {
+      const oldest = this.warm.keys().next().value as string;
+      const o = this.warm.get(oldest);
+      this.warm.delete(oldest);
+      if (o) this.disposeContext(o);
+    }
+  }
+
+  private disposeContext(w: WarmContext): void {
+    for (const h of w.handles.reverse()) if (h.alive) h.dispose();
+    w.vm.dispose();
+    w.rt.dispose();
+  }
+
+  private unwrap(w: WarmContext, st: RunState, r: ReturnType<QuickJSContext["evalCode"]>): QuickJSHandle {
+    if (r.error) {
+      st.handles.push(r.error);
+      if (st.stop) throw new Stop();
+      throw this.guestError(w.vm, r.error, w.internalErrorProto, w.name);
+    }
+    st.handles.push(r.value);
+    return r.value;
+  }
+
+  /** Settle a possibly-promise handle, running jobs and waiting on host I/O as needed. */
+  private async settle(w: WarmContext, st: RunState, h: QuickJSHandle): Promise<QuickJSHandle> {
+    const { vm, rt } = w;
+    for (;;) {
+      if (st.stop) throw new Stop();
+      const jobs = rt.executePendingJobs();
+      if (jobs.error) jobs.error.dispose();
+      if (st.stop) throw new Stop();
+      const ps = vm.getPromiseState(h);
+      if (ps.type === "fulfilled") {
+        if (ps.notAPromise) return h;
+        st.handles.push(ps.value);
+        return ps.value;
+      }
+      if (ps.type === "rejected") {
+        st.handles.push(ps.error);
+        throw this.guestError(vm, ps.error, w.internalErrorProto, w.name);
+      }
+      if (st.pendingHost === 0 && !rt.hasPendingJob())
+        throw new GuestThrew("The handler's promise never settled.", false, false);
+      await st.waker.wait();
+    }
+  }
+
+  /**
+   * A new runtime + context with the SDK prelude (and the web APIs) evaluated. Its host functions
+   * act for whichever run is current (`w.cur`): the capability comes with each invocation.
+   */
+  private newContext(rt: QuickJSRuntime, req: RunRequest, first: RunState): WarmContext {
+    const { clock } = this.deps;
+    const limits = req.limits;
+    rt.setMemoryLimit(memoryBytes(limits));
+    rt.setMaxStackSize(stackBytes(limits));
+    const vm = rt.newContext();
+    // Passed to the guest as a C string: no NUL characters.
+    const marker = `__blob_${randomBytes(8).toString("hex")}`;
+    const w: WarmContext = {
+      rt,
+      vm,
+      name: req.name,
+      marker,
+      cur: first,
+      runs: 1,
+      handles: [],
+      ns: null,
+      runFn: vm.undefined,
+      internalErrorProto: vm.undefined,
+    };
+    const keep = <T extends QuickJSHandle>(h: T): T => {
+      w.handles.push(h);
+      return h;
+    };
+    rt.setInterruptHandler(() => {
+      const st = w.cur;
+      if (!st) return true;
+      if (st.stop) return true;
+      st.ops += OPS_PER_INTERRUPT;
+      if (st.ops > st.limits.max_operations) {
+        st.halt?.("operation_limit");
+        return true;
+      }
+      if (clock.now() >= st.deadline) {
+        st.halt?.("timeout");
+        return true;
+      }
+      return false;
+    });
+    rt.setModuleLoader(
+      (name) => {
+        const src = req.modules.get(name);
+        return src === undefined ? { error: new Error(`Module "${name}" is not available.`) } : src;
+      },
+      (_base, requested) => requested,
+    );
+    try {
+      // The engine's own InternalError prototype: real stack overflows and out-of-memory errors
+      // carry it. The prelude removes the global so a script cannot build one and fake a limit.
+      const internalErrorCtor = keep(vm.getProp(vm.global, "InternalError"));
+      w.internalErrorProto = keep(vm.getProp(internalErrorCtor, "prototype"));
+
+      const hostLog = keep(
+        vm.newFunction("hostLog", (levelH, textH) => {
+          const st = w.cur;
+          if (!st) return;
+          if (vm.typeof(levelH) !== "string" || vm.typeof(textH) !== "string") return;
+          const level = vm.getString(levelH) as LogLevel;
+          if (!LEVELS.has(level)) return;
+          if (st.logs.length >= LOG_MAX_ENTRIES) {
+            st.droppedLogs++;
+            return;
+          }
+          const text = vm.getString(textH);
+          const message = text.length > LOG_MAX_CHARS ? `${text.slice(0, LOG_MAX_CHARS)}…` : text;
+          st.logs.push({ level, message, at: clock.iso() });
+        }),
+      );
+      const hostCall = keep(
+        vm.newFunction("hostCall", (opH, jsonH, ...blobHs) => this.hostCall(w, opH, jsonH, blobHs)),
+      );
+      const hostRandom = keep(
+        vm.newFunction("hostRandom", (nH) => {
+          const n = vm.typeof(nH) === "number" ? Math.floor(vm.getNumber(nH)) : 0;
+          if (!(n >= 0 && n <= 65_536)) throw new ScriptVisibleError("randomBytes: at most 65536 bytes.");
+          const b = randomBytes(n);
+          return vm.newArrayBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + n) as ArrayBuffer);
+        }),
+      );
+      const evalKept = (code: string, file: string) => {
+        const r = vm.evalCode(code, file, { type: "global", strict: true });
+        if (r.error) {
+          keep(r.error);
+          throw this.guestError(vm, r.error, w.internalErrorProto, w.name);
+        }
+        return keep(r.value);
+      };
+      const preludeFn = evalKept(PRELUDE_SOURCE, "sdk-prelude.js");
+      const webApis = this.deps.webApis ? evalKept(this.deps.webApis, "web-apis.js") : vm.undefined;
+      const r = vm.callFunction(
+        preludeFn,
+        vm.undefined,
+        hostCall,
+        hostLog,
+        keep(vm.newString(marker)),
+        hostRandom,
+        webApis,
+      );
+      if (r.error) {
+        keep(r.error);
+        throw this.guestError(vm, r.error, w.internalErrorProto, w.name);
+      }
+      w.runFn = keep(r.value);
+      return w;
+    } catch (err) {
+      w.cur = null;
+      try {
+        this.disposeContext(w);
+      } catch {
+        this.poisoned = true;
+      }
+      throw err;
+    }
+  }
+
+  /** One guest SDK call: decoded and size-checked here, answered by the current run's host. */
+  private hostCall(
+    w: WarmContext,
+    opH: QuickJSHandle,
+    jsonH: QuickJSHandle,
+    blobHs: QuickJSHandle[],
+  ): QuickJSHandle {
+    const { vm } = w;
+    const st = w.cur;
+    const deferred = vm.newPromise();
+    if (!st) {
+      const errH = vm.newError({ name: "Error", message: "The run ended." });
+      deferred.reject(errH);
+      errH.dispose();
+      const h = deferred.handle;
+      return h;
+    }
+    st.live.add(deferred);
+    st.pendingHost++;
+    let op = "";
+    let args: unknown[] = [];
+    let early: unknown = null;
+    try {
+      if (vm.typeof(opH) !== "string" || vm.typeof(jsonH) !== "string")
+        throw new ScriptVisibleError("Malformed SDK call.");
+      op = vm.getString(opH);
+      const blobs = blobHs.map((h) => {
+        const view = vm.getArrayBuffer(h);
+        try {
+          return Uint8Array.from(view.value);
+        } finally {
+          view.dispose();
+        }
+      });
+      const decoded = decodeFromGuest(vm.getString(jsonH), blobs, w.marker, st.limits);
+      if (!Array.isArray(decoded)) throw new ScriptVisibleError("Malformed SDK call.");
+      args = decoded;
+    } catch (err) {
+      early = err;
+    }
+    void (async () => {
+      let value: unknown;
+      let failure: unknown = early;
+      if (!failure) {
+        try {
+          value = await st.host(op, args, st.abort.signal);
+        } catch (err) {
+          failure = err;
+        }
+      }
+      try {
+        if (st.done) return;
+        if (!failure) {
+          try {
+            const enc = encodeForGuest(value, w.marker, st.limits);
+            const arr = vm.newArray();
+            vm.setProp(arr, 0, vm.newString(enc.json));
+            enc.blobs.forEach((b, i) => {
+              const copy = b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+              const ab = vm.newArrayBuffer(copy);
+              vm.setProp(arr, i + 1, ab);
+              ab.dispose();
+            });
+            deferred.resolve(arr);
+            arr.dispose();
+            return;
+          } catch (err) {
+            failure = err;
+          }
+        }
+        if (failure instanceof SizeLimitError) st.halt?.("size_limit");
+        const message =
+          failure instanceof ScriptVisibleError
+            ? failure.message
+            : failure instanceof SizeLimitError
+              ? failure.message
+              : `Internal error in ${op || "an SDK call"}.`;
+        if (!(failure instanceof ScriptVisibleError) && !(failure instanceof SizeLimitError))
+          this.deps.logger.error({ err: failure, op }, "SDK call failed");
+        const errH = vm.newError({ name: "Error", message });
+        if (failure instanceof ScriptVisibleError && failure.code)
+          vm.setProp(errH, "code", vm.newString(failure.code));
+        deferred.reject(errH);
+        errH.dispose();
+      } finally {
+        st.pendingHost--;
+        if (!st.done) {
+          st.live.delete(deferred);
+          deferred.dispose();
+        }
+        st.waker.signal();
+      }
+    })();
+    return deferred.handle;
   }
 
   /** Describe a thrown guest value; engine limit errors are recognised by prototype identity. */

@@ -330,6 +330,7 @@ export class EnginePool {
       run: {
         sdkCallsInFlight: this.opts.sdkCallsInFlight,
         sdkCallsPerRun: this.opts.sdkCallsPerRun,
+        key: req.key,
         name: req.name,
         source: req.source,
         modules: [...req.modules],

@@ -23,6 +23,8 @@ export interface WorkerRun {
   /** PLATFORM_SDK_CALLS_IN_FLIGHT and PLATFORM_SDK_CALLS_PER_RUN, counted where the calls start. */
   sdkCallsInFlight: number;
   sdkCallsPerRun: number;
+  /** Warm-context key (see RunRequest.key). */
+  key: string | null;
   name: string;
   source: string;
   modules: [string, string][];
@@ -87,6 +89,7 @@ async function run(id: number, r: WorkerRun): Promise<void> {
   let outcome: RunOutcome;
   try {
     outcome = await engine.run({
+      key: r.key,
       name: r.name,
       source: r.source,
       modules: new Map(r.modules),
@@ -160,6 +163,7 @@ port.on("message", (m: ToWorker) => {
 const WARM_UP: WorkerRun = {
   sdkCallsInFlight: 1,
   sdkCallsPerRun: 1,
+  key: null,
   name: "warm-up",
   source: "export default async () => { log.info(JSON.stringify({ a: [1] })); return { statusCode: 200 }; }",
   modules: [],
