@@ -304,4 +304,21 @@ declare const secrets: Secrets;
 declare const http: Http;
 
 // Modules: \`import { name } from "<module script name>"\` imports a module script of the same app.
+
+// Web APIs (a subset of the WHATWG ones, see the README): fetch goes through the http SDK's checks.
+declare function fetch(
+  input: string | Request,
+  init?: { method?: string; headers?: Record<string, string> | Headers; body?: string | Uint8Array | URLSearchParams; timeout_ms?: number; max_bytes?: number },
+): Promise<Response>;
+/** Runs fn after ms milliseconds, never after the run's deadline. */
+declare function setTimeout(fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]): number;
+declare function clearTimeout(id: number): void;
+declare function setInterval(fn: (...args: unknown[]) => void, ms?: number, ...args: unknown[]): number;
+declare function clearInterval(id: number): void;
+declare function queueMicrotask(fn: () => void): void;
+declare function structuredClone<T>(value: T): T;
+declare function atob(data: string): string;
+declare function btoa(data: string): string;
+// Also available: Request, Response, Headers, URL, URLSearchParams, TextEncoder, TextDecoder,
+// crypto.randomUUID(), crypto.getRandomValues(typedArray).
 `;

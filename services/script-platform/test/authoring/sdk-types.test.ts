@@ -14,7 +14,9 @@ function declared() {
   const sf = ts.createSourceFile("sdk.d.ts", SDK_TYPES, ts.ScriptTarget.ES2022, true);
   const interfaces = new Map<string, string[]>();
   const globals = new Map<string, string>();
+  const functions: string[] = [];
   for (const st of sf.statements) {
+    if (ts.isFunctionDeclaration(st) && st.name) functions.push(st.name.text);
     if (ts.isInterfaceDeclaration(st))
       interfaces.set(
         st.name.text,
@@ -26,7 +28,7 @@ function declared() {
           globals.set(d.name.text, d.type.typeName.getText(sf));
   }
   const diagnostics = (sf as unknown as { parseDiagnostics: unknown[] }).parseDiagnostics;
-  return { interfaces, globals, diagnostics };
+  return { interfaces, globals, functions, diagnostics };
 }
 
 // What the sandbox really exposes, read from inside a run.
@@ -39,6 +41,7 @@ const PROBE = `export default function (ctx) {
     Files: keys(files), FilesCollection: keys(files.collection("c")),
     Pubsub: keys(pubsub), Secrets: keys(secrets), Http: keys(http),
     Context: keys(ctx), ScriptRequest: keys(ctx.request),
+    functions: Object.getOwnPropertyNames(globalThis).filter((n) => typeof globalThis[n] === "function"),
   };
 }`;
 
@@ -50,7 +53,8 @@ describe("SDK declarations match the runtime", () => {
   afterAll(async () => h.close());
 
   it("parses without errors and declares every global, method and ctx field the sandbox has", async () => {
-    const { interfaces, globals, diagnostics } = declared();
+    const { interfaces, globals, functions, diagnostics } = declared();
+    expect(functions.length).toBeGreaterThan(5);
     expect(diagnostics).toEqual([]);
     const app = (await h.call("POST", "/api/v1/admin/apps", { slug: "drift" })).json().id;
     const s = (
@@ -61,8 +65,9 @@ describe("SDK declarations match the runtime", () => {
     const runtime = res.json() as Record<string, string[]>;
     expect([...globals.keys()].sort()).toEqual([...(runtime.globals ?? [])].sort());
     for (const [g, iface] of globals) expect(iface.toLowerCase(), g).toBe(g);
+    for (const f of functions) expect(runtime.functions, `declared function ${f}`).toContain(f);
     for (const [name, members] of Object.entries(runtime)) {
-      if (name === "globals") continue;
+      if (name === "globals" || name === "functions") continue;
       expect(interfaces.get(name), `interface ${name}`).toEqual(members);
     }
   });
