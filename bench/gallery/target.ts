@@ -30,24 +30,31 @@ export async function startGallery(): Promise<ServerTarget> {
   await new Promise<void>((r) => app.server.listen(0, "127.0.0.1", r));
   const { port } = app.server.address() as AddressInfo;
 
-  const seedFeed = async () => {
+  // 1,000 uploads, 5,000 likes (5 per upload, spread over the guests), `users` guests (300 for
+  // the wedding of issue 12).
+  const seedFeed = async (arg: unknown) => {
+    const users = Number((arg as { users?: number } | null)?.users ?? 20);
     const { db } = ctx.database;
     const now = Date.now();
-    const guests = Array.from({ length: 20 }, (_, i) => ({
+    const guests = Array.from({ length: users }, (_, i) => ({
       id: newId(),
       display_name: `Guest ${i}`,
       display_name_key: `guest ${i}`,
       created_at: new Date(now).toISOString(),
       updated_at: new Date(now).toISOString(),
     }));
-    await db.insertInto("users").values(guests).execute();
+    for (let i = 0; i < guests.length; i += 100)
+      await db
+        .insertInto("users")
+        .values(guests.slice(i, i + 100))
+        .execute();
     for (let batch = 0; batch < 10; batch++) {
       const rows = Array.from({ length: 100 }, (_, j) => {
         const i = batch * 100 + j;
         const at = new Date(now - (1000 - i) * 1000).toISOString();
         return {
           id: newId(),
-          user_id: guests[i % 20]?.id ?? "",
+          user_id: guests[i % Math.min(users, 20)]?.id ?? "",
           caption: `photo ${i}`,
           media_type: "image" as const,
           mime_type: "image/jpeg",
@@ -74,8 +81,12 @@ export async function startGallery(): Promise<ServerTarget> {
       await db
         .insertInto("likes")
         .values(
-          rows.flatMap((r) =>
-            guests.slice(0, 5).map((g) => ({ upload_id: r.id, user_id: g.id, created_at: r.created_at })),
+          rows.flatMap((r, k) =>
+            [0, 1, 2, 3, 4].map((n) => ({
+              upload_id: r.id,
+              user_id: guests[(batch * 100 + k + n * 61) % users]?.id ?? "",
+              created_at: r.created_at,
+            })),
           ),
         )
         .execute();
