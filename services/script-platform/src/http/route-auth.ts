@@ -1,5 +1,6 @@
 import { installRouteAuth } from "@app/kit/http/typed-routes";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { PlatformContext } from "../context.js";
 import { resolveAppRef } from "../control/apps.js";
 import { type AppRow, appsRepo } from "../control/apps-repo.js";
@@ -78,3 +79,9 @@ export function installPlatformAuth(app: FastifyInstance, ctx: PlatformContext):
     return principal;
   });
 }
+
+/** `{app}` path params, and the `config` of routes that manage an app (`app:admin` on it). */
+export const AppParams = z.object({ app: z.string().describe("App id or slug") });
+export const appAdmin = { auth: { scope: "app:admin", appParam: "app" } } as const satisfies {
+  auth: PlatformAuth;
+};

@@ -46,11 +46,11 @@ export const App = z
   })
   .meta({ id: "App" });
 export const AppDetail = App.extend({ slug_history: z.array(z.unknown()) });
-export const SlugStatus = z.object({ slug: z.string() }).loose();
+export const SlugStatus = z.object({ slug: z.string() });
 export const Domain = z
   .object({ id: z.string(), host: z.string(), created_at: iso.optional() })
   .meta({ id: "Domain" });
-export const Member = z.object({ admin_id: z.string(), role: z.string() }).loose();
+export const Member = z.object({ admin_id: z.string(), role: z.string() });
 export const Membership = z.object({ app_id: z.string(), admin_id: z.string(), role: z.string() });
 
 export const ScriptKind = z.enum(["endpoint", "module"]);
@@ -109,7 +109,6 @@ export const Trigger = z
     enabled: z.boolean(),
     created_at: iso.optional(),
   })
-  .loose()
   .meta({ id: "Trigger" });
 
 export const LogLine = z.object({
@@ -151,7 +150,7 @@ export const DeadLetter = z
   .meta({ id: "DeadLetter" });
 
 export const Secret = z.object({ name: z.string(), updated_at: iso }).meta({ id: "Secret" });
-export const Topic = z.object({ name: z.string(), external: z.boolean() }).loose().meta({ id: "Topic" });
+export const Topic = z.object({ name: z.string(), external: z.boolean() }).meta({ id: "Topic" });
 export const StoredFile = z
   .object({
     collection: z.string(),
@@ -160,7 +159,6 @@ export const StoredFile = z
     size: z.number().optional(),
     sha256: z.string().optional(),
   })
-  .loose()
   .meta({ id: "File" });
 
 export const Version = z.object({

@@ -1,4 +1,4 @@
-import { parseInput } from "@app/kit/validate";
+import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import {
@@ -8,7 +8,13 @@ import {
   replayDeadLetter,
   settleHandledDeadLetters,
 } from "../../dispatch/dead-letters.js";
-import { adminApp, pageQuery } from "./triggers.js";
+import { AppParams, appAdmin, targetApp } from "../route-auth.js";
+import { DeadLetter, page } from "../schemas.js";
+
+// presentDeadLetter builds a plain record; the response schema (checked in tests) names its shape.
+const present = (dl: Parameters<typeof presentDeadLetter>[0]) => presentDeadLetter(dl) as DeadLetter;
+
+import { pageQuery } from "./triggers.js";
 
 const listQuery = pageQuery.extend({ status: z.enum(["unresolved", "resolved"]).optional() });
 
@@ -16,36 +22,45 @@ const listQuery = pageQuery.extend({ status: z.enum(["unresolved", "resolved"]).
 export const deadLetterRoutes: RouteModule = (app, ctx) => {
   const { database, clock } = ctx;
 
-  app.get<{ Params: { app: string } }>("/api/v1/admin/apps/:app/dead-letters", async (req) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    const q = parseInput(listQuery, req.query);
-    // Settle finished handler runs first so the listing shows their outcome.
-    await settleHandledDeadLetters(database, clock.iso());
-    const rows = await listDeadLetters(database.db, database.dialect, a.id, {
-      status: q.status,
-      before: q.cursor,
-      limit: q.limit + 1,
-    });
-    const items = rows.slice(0, q.limit);
-    return {
-      items: items.map((dl) => presentDeadLetter(dl)),
-      next_cursor: rows.length > q.limit ? (items.at(-1)?.id ?? null) : null,
-    };
-  });
+  const api = typed(app);
+  const DlParams = AppParams.extend({ id: z.string() });
 
-  app.post<{ Params: { app: string; id: string } }>(
-    "/api/v1/admin/apps/:app/dead-letters/:id/replay",
+  api.get(
+    "/api/v1/admin/apps/:app/dead-letters",
+    {
+      config: appAdmin,
+      schema: {
+        params: AppParams,
+        querystring: listQuery,
+        response: { 200: page(DeadLetter), ...errors(401, 403, 404, 422) },
+      },
+    },
     async (req) => {
-      const { app: a } = await adminApp(ctx, req, req.params.app);
-      return presentDeadLetter(await replayDeadLetter(database, a.id, req.params.id, clock.iso()));
+      const q = req.query;
+      // Settle finished handler runs first so the listing shows their outcome.
+      await settleHandledDeadLetters(database, clock.iso());
+      const rows = await listDeadLetters(database.db, database.dialect, targetApp(req).id, {
+        status: q.status,
+        before: q.cursor,
+        limit: q.limit + 1,
+      });
+      const items = rows.slice(0, q.limit);
+      return {
+        items: items.map(present),
+        next_cursor: rows.length > q.limit ? (items.at(-1)?.id ?? null) : null,
+      };
     },
   );
 
-  app.post<{ Params: { app: string; id: string } }>(
-    "/api/v1/admin/apps/:app/dead-letters/:id/ignore",
-    async (req) => {
-      const { app: a } = await adminApp(ctx, req, req.params.app);
-      return presentDeadLetter(await ignoreDeadLetter(database, a.id, req.params.id, clock.iso()));
-    },
-  );
+  const resolve = (action: "replay" | "ignore", run: typeof replayDeadLetter) =>
+    api.post(
+      `/api/v1/admin/apps/:app/dead-letters/:id/${action}`,
+      {
+        config: appAdmin,
+        schema: { params: DlParams, response: { 200: DeadLetter, ...errors(401, 403, 404, 409) } },
+      },
+      async (req) => present(await run(database, targetApp(req).id, req.params.id, clock.iso())),
+    );
+  resolve("replay", replayDeadLetter);
+  resolve("ignore", ignoreDeadLetter);
 };

@@ -1,9 +1,10 @@
 import { AppError, notFound } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { secretsStore } from "../../sdk/secrets.js";
-import { adminApp } from "./triggers.js";
+import { AppParams, appAdmin, targetApp } from "../route-auth.js";
+import { page, Secret } from "../schemas.js";
 
 const SecretName = z
   .string()
@@ -20,31 +21,53 @@ const SetSecret = z.strictObject({ name: SecretName, value: z.unknown() });
 export const secretRoutes: RouteModule = (app, ctx) => {
   const store = secretsStore(ctx.database, ctx.secretBox, ctx.config.PLATFORM_SECRET_MAX_VALUE_BYTES);
 
-  app.get<{ Params: { app: string } }>("/api/v1/admin/apps/:app/secrets", async (req) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    return { items: await store.list(a.id), next_cursor: null };
-  });
+  const api = typed(app);
 
-  app.post<{ Params: { app: string } }>("/api/v1/admin/apps/:app/secrets", async (req, reply) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    const body = parseInput(SetSecret, req.body ?? {});
-    if (body.value === undefined)
-      throw new AppError(422, "validation_failed", "value: Required.", { field: "value" });
-    const now = ctx.clock.iso();
-    if (!(await store.set(a.id, body.name, body.value, now))) {
-      throw new AppError(413, "payload_too_large", "The secret value is larger than the limit.", {
-        field: "value",
-        limit: ctx.config.PLATFORM_SECRET_MAX_VALUE_BYTES,
-      });
-    }
-    return reply.code(201).send({ name: body.name, updated_at: now });
-  });
+  api.get(
+    "/api/v1/admin/apps/:app/secrets",
+    {
+      config: appAdmin,
+      schema: { params: AppParams, response: { 200: page(Secret), ...errors(401, 403, 404) } },
+    },
+    async (req) => ({ items: await store.list(targetApp(req).id), next_cursor: null }),
+  );
 
-  app.delete<{ Params: { app: string; name: string } }>(
-    "/api/v1/admin/apps/:app/secrets/:name",
+  api.post(
+    "/api/v1/admin/apps/:app/secrets",
+    {
+      config: appAdmin,
+      schema: {
+        params: AppParams,
+        body: SetSecret,
+        response: { 201: Secret, ...errors(401, 403, 404, 413, 422) },
+      },
+    },
     async (req, reply) => {
-      const { app: a } = await adminApp(ctx, req, req.params.app);
-      if (!(await store.delete(a.id, req.params.name)))
+      const body = req.body;
+      if (body.value === undefined)
+        throw new AppError(422, "validation_failed", "value: Required.", { field: "value" });
+      const now = ctx.clock.iso();
+      if (!(await store.set(targetApp(req).id, body.name, body.value, now))) {
+        throw new AppError(413, "payload_too_large", "The secret value is larger than the limit.", {
+          field: "value",
+          limit: ctx.config.PLATFORM_SECRET_MAX_VALUE_BYTES,
+        });
+      }
+      return reply.code(201).send({ name: body.name, updated_at: now });
+    },
+  );
+
+  api.delete(
+    "/api/v1/admin/apps/:app/secrets/:name",
+    {
+      config: appAdmin,
+      schema: {
+        params: AppParams.extend({ name: z.string() }),
+        response: { 204: NoBody, ...errors(401, 403, 404) },
+      },
+    },
+    async (req, reply) => {
+      if (!(await store.delete(targetApp(req).id, req.params.name)))
         throw notFound("Secret not found.", "secret_not_found");
       return reply.code(204).send();
     },

@@ -1,7 +1,6 @@
-import { parseInput } from "@app/kit/validate";
-import type { FastifyRequest } from "fastify";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { PlatformContext, RouteModule } from "../../context.js";
+import type { RouteModule } from "../../context.js";
 import { presentTrigger } from "../../triggers/model.js";
 import { principalToJson } from "../../triggers/principal.js";
 import { triggerRuntime } from "../../triggers/runtime-config.js";
@@ -13,6 +12,8 @@ import {
   patchTrigger,
   type TriggerDeps,
 } from "../../triggers/service.js";
+import { AppParams, appAdmin, targetApp } from "../route-auth.js";
+import { page, Trigger } from "../schemas.js";
 
 /** `?cursor=&limit=` of the list endpoints (limit 1..200, default 50). */
 export const pageQuery = z.object({
@@ -20,18 +21,16 @@ export const pageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
 });
 
-/**
- * The app named in the path (id or slug; 404 `app_not_found`) after checking that the caller
- * holds `app:admin` on it (seed: trigger, topic and dead-letter management map to app:admin).
- */
-export async function adminApp(ctx: PlatformContext, req: FastifyRequest, idOrSlug: string) {
-  const app = await ctx.apps.resolve(idOrSlug);
-  const principal = await ctx.gate.requireAdmin(req, "app:admin", app.id);
-  return { app, principal };
-}
+// Trigger, topic and dead-letter management map to app:admin on the app in the path (seed):
+// routes declare `config: appAdmin` and read the app with targetApp(req).
 
-type AppParams = { Params: { app: string } };
-type TriggerParams = { Params: { app: string; id: string } };
+/** A trigger body: `{script_id, enabled?, retry?}` plus the kind's detail; checked by the trigger service. */
+const TriggerBody = z
+  .unknown()
+  .describe(
+    "{script_id, enabled?, retry?: {max_attempts, backoff_ms, max_backoff_ms}} plus the kind's detail",
+  );
+const TriggerParams = AppParams.extend({ id: z.string() });
 
 /** Trigger management: POST …/triggers/{kind}, GET list, GET/PATCH/DELETE …/triggers/{id}. */
 export const triggerRoutes: RouteModule = (app, ctx) => {
@@ -41,38 +40,83 @@ export const triggerRoutes: RouteModule = (app, ctx) => {
     secretBox: ctx.secretBox,
     scripts: ctx.scripts,
   };
+  // presentTrigger builds a plain record; the response schema (checked in tests) names its shape.
   const present = (t: Parameters<typeof presentTrigger>[0]) =>
-    presentTrigger(t, triggerRuntime().settings.retry);
+    presentTrigger(t, triggerRuntime().settings.retry) as Trigger;
 
-  app.post<{ Params: { app: string; kind: string } }>(
+  const api = typed(app);
+
+  api.post(
     "/api/v1/admin/apps/:app/triggers/:kind",
+    {
+      config: appAdmin,
+      schema: {
+        params: AppParams.extend({
+          kind: z.string().describe("kv, docs, files, pubsub, cron, email, dead_letter"),
+        }),
+        body: TriggerBody,
+        response: { 201: Trigger, ...errors(401, 403, 404, 409, 422) },
+      },
+    },
     async (req, reply) => {
-      const { app: a, principal } = await adminApp(ctx, req, req.params.app);
-      const t = await createTrigger(deps, a.id, req.params.kind, req.body ?? {}, principalToJson(principal));
+      const t = await createTrigger(
+        deps,
+        targetApp(req).id,
+        req.params.kind,
+        req.body ?? {},
+        principalToJson(req.principal),
+      );
       return reply.code(201).send(present(t));
     },
   );
 
-  app.get<AppParams>("/api/v1/admin/apps/:app/triggers", async (req) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    const q = parseInput(pageQuery, req.query);
-    const page = await listTriggers(deps, a.id, q);
-    return { items: page.items.map(present), next_cursor: page.next_cursor };
-  });
+  api.get(
+    "/api/v1/admin/apps/:app/triggers",
+    {
+      config: appAdmin,
+      schema: {
+        params: AppParams,
+        querystring: pageQuery,
+        response: { 200: page(Trigger), ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => {
+      const p = await listTriggers(deps, targetApp(req).id, req.query);
+      return { items: p.items.map(present), next_cursor: p.next_cursor };
+    },
+  );
 
-  app.get<TriggerParams>("/api/v1/admin/apps/:app/triggers/:id", async (req) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    return present(await getTrigger(deps, a.id, req.params.id));
-  });
+  api.get(
+    "/api/v1/admin/apps/:app/triggers/:id",
+    {
+      config: appAdmin,
+      schema: { params: TriggerParams, response: { 200: Trigger, ...errors(401, 403, 404) } },
+    },
+    async (req) => present(await getTrigger(deps, targetApp(req).id, req.params.id)),
+  );
 
-  app.patch<TriggerParams>("/api/v1/admin/apps/:app/triggers/:id", async (req) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    return present(await patchTrigger(deps, a.id, req.params.id, req.body ?? {}));
-  });
+  api.patch(
+    "/api/v1/admin/apps/:app/triggers/:id",
+    {
+      config: appAdmin,
+      schema: {
+        params: TriggerParams,
+        body: TriggerBody,
+        response: { 200: Trigger, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => present(await patchTrigger(deps, targetApp(req).id, req.params.id, req.body ?? {})),
+  );
 
-  app.delete<TriggerParams>("/api/v1/admin/apps/:app/triggers/:id", async (req, reply) => {
-    const { app: a } = await adminApp(ctx, req, req.params.app);
-    await deleteTrigger(deps, a.id, req.params.id);
-    return reply.code(204).send();
-  });
+  api.delete(
+    "/api/v1/admin/apps/:app/triggers/:id",
+    {
+      config: appAdmin,
+      schema: { params: TriggerParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
+    },
+    async (req, reply) => {
+      await deleteTrigger(deps, targetApp(req).id, req.params.id);
+      return reply.code(204).send();
+    },
+  );
 };
