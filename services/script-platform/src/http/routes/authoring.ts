@@ -1,26 +1,52 @@
 import { notFound } from "@app/kit/errors";
-import { parseInput } from "@app/kit/validate";
+import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { createDraftRunner } from "../../control/draft-run.js";
 import { SCRIPT_LANGUAGES } from "../../control/script-language.js";
 import { createScripts, savedBy, scriptNotFound } from "../../control/scripts.js";
 import { SDK_TYPES } from "../../sdk/sdk-types.js";
+import { targetScript } from "../route-auth.js";
+import { Script } from "../schemas.js";
 
 const versionsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.coerce.number().int().min(1).optional(),
 });
-const versionParams = z.object({
-  id: z.string(),
-  n: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(2 ** 31),
+const versionNumber = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(2 ** 31);
+
+const VersionSummary = z.object({
+  version: z.number().int(),
+  created_at: z.string(),
+  created_by: z.string().nullable(),
+  language: z.enum(SCRIPT_LANGUAGES),
+  size: z.number().int(),
+  sha256: z.string(),
+});
+const VersionDetail = VersionSummary.extend({
+  source: z.string(),
+  sandbox: z.record(z.string(), z.unknown()),
+});
+const RunError = z.object({
+  code: z.string(),
+  message: z.string(),
+  stack: z.string().nullable(),
+  line: z.number().int().nullable(),
+  column: z.number().int().nullable(),
+});
+const RunResult = z.object({
+  status: z.number().int(),
+  headers: z.record(z.string(), z.string()),
+  body: z.unknown(),
+  logs: z.array(z.object({ level: z.string(), message: z.string(), at: z.string() })),
+  duration_ms: z.number(),
+  error: RunError.nullable(),
 });
 
-const header = z.string().max(8192);
 const runBody = z.strictObject({
   source: z.string().optional(),
   language: z.enum(SCRIPT_LANGUAGES).optional(),
@@ -31,7 +57,7 @@ const runBody = z.strictObject({
       .default("GET"),
     path: z.string().startsWith("/", "must start with /").max(2048).default("/"),
     query: z.record(z.string(), z.string()).optional(),
-    headers: z.record(z.string().max(256), header).optional(),
+    headers: z.record(z.string().max(256), z.string().max(8192)).optional(),
     body: z.unknown().optional(),
   }),
   fire_triggers: z.boolean().optional(),
@@ -50,55 +76,96 @@ export const authoringRoutes: RouteModule = (app, ctx) => {
   });
   const drafts = createDraftRunner(ctx);
   const base = "/api/v1/admin/scripts";
+  const api = typed(app);
 
+  // find-my-way cannot end a parameter at a literal ":", so `<id>:run` / `<n>:restore` is split here.
+  const action = (segment: string, verb: string): string => {
+    const suffix = `:${verb}`;
+    if (!segment.endsWith(suffix)) throw notFound("No such route.", "not_found");
+    return segment.slice(0, -suffix.length);
+  };
   const scriptOf = async (id: string) => {
     const s = await scripts.repo.byId(id);
     if (!s) throw scriptNotFound();
     return s;
   };
 
-  app.get("/api/v1/sdk/types.d.ts", async (_req, reply) =>
-    reply
-      .header("content-type", "application/typescript; charset=utf-8")
-      .header("cache-control", "public, max-age=300")
-      .send(SDK_TYPES),
+  api.get(
+    "/api/v1/sdk/types.d.ts",
+    { schema: { response: { 200: binary("application/typescript", "The SDK's TypeScript declarations") } } },
+    async (_req, reply) =>
+      reply
+        .header("content-type", "application/typescript; charset=utf-8")
+        .header("cache-control", "public, max-age=300")
+        .send(SDK_TYPES),
   );
 
-  app.get(`${base}/:id/versions`, async (req) => {
-    const s = await scriptOf((req.params as { id: string }).id);
-    await ctx.gate.requireAdmin(req, "script:read", s.app_id);
-    const q = parseInput(versionsQuery, req.query ?? {});
-    const items = await scripts.versions(s.id, { before: q.cursor ?? null, limit: q.limit });
-    const last = items[items.length - 1];
-    return { items, next_cursor: items.length === q.limit && last ? String(last.version) : null };
-  });
+  api.get(
+    `${base}/:id/versions`,
+    {
+      config: { auth: { scope: "script:read", scriptParam: "id" } },
+      schema: {
+        params: z.object({ id: z.string() }),
+        querystring: versionsQuery,
+        response: {
+          200: z.object({ items: z.array(VersionSummary), next_cursor: z.string().nullable() }),
+          ...errors(401, 403, 404, 422),
+        },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      const items = await scripts.versions(targetScript(req).id, {
+        before: q.cursor ?? null,
+        limit: q.limit,
+      });
+      const last = items[items.length - 1];
+      return { items, next_cursor: items.length === q.limit && last ? String(last.version) : null };
+    },
+  );
 
-  app.get(`${base}/:id/versions/:n`, async (req) => {
-    const p = parseInput(versionParams, req.params);
-    const s = await scriptOf(p.id);
-    await ctx.gate.requireAdmin(req, "script:read", s.app_id);
-    return scripts.version(s.id, p.n);
-  });
+  api.get(
+    `${base}/:id/versions/:n`,
+    {
+      config: { auth: { scope: "script:read", scriptParam: "id" } },
+      schema: {
+        params: z.object({ id: z.string(), n: versionNumber }),
+        response: { 200: VersionDetail, ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => scripts.version(targetScript(req).id, req.params.n),
+  );
 
-  // find-my-way cannot end a parameter at a literal ":", so the action suffix is parsed here.
-  const action = (segment: string, verb: string): string => {
-    const suffix = `:${verb}`;
-    if (!segment.endsWith(suffix)) throw notFound("No such route.", "not_found");
-    return segment.slice(0, -suffix.length);
-  };
+  api.post(
+    `${base}/:id/versions/:action`,
+    {
+      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      schema: {
+        params: z.object({ id: z.string(), action: z.string().max(40) }),
+        response: { 200: Script, ...errors(401, 403, 404, 409, 422) },
+      },
+    },
+    async (req) => {
+      const n = versionNumber.safeParse(action(req.params.action, "restore"));
+      if (!n.success) throw notFound("No such version.", "version_not_found");
+      return scripts.restore(targetScript(req).id, n.data, savedBy(req.principal));
+    },
+  );
 
-  app.post(`${base}/:id/versions/:action`, async (req) => {
-    const raw = req.params as { id: string; action: string };
-    const p = parseInput(versionParams, { id: raw.id, n: action(raw.action, "restore") });
-    const s = await scriptOf(p.id);
-    const principal = await ctx.gate.requireAdmin(req, "script:write", s.app_id);
-    return scripts.restore(s.id, p.n, savedBy(principal));
-  });
-
-  app.post(`${base}/:action`, async (req) => {
-    const s = await scriptOf(action((req.params as { action: string }).action, "run"));
-    const principal = await ctx.gate.requireAdmin(req, "script:write", s.app_id);
-    const body = parseInput(runBody, req.body ?? {});
-    return drafts.run(s, body, principal);
-  });
+  api.post(
+    `${base}/:action`,
+    {
+      config: { auth: {} },
+      schema: {
+        params: z.object({ action: z.string().max(80) }),
+        body: runBody,
+        response: { 200: RunResult, ...errors(401, 403, 404, 422, 503) },
+      },
+    },
+    async (req) => {
+      const s = await scriptOf(action(req.params.action, "run"));
+      ctx.gate.assertScope(req.principal, "script:write", s.app_id);
+      return drafts.run(s, req.body, req.principal);
+    },
+  );
 };

@@ -1,9 +1,10 @@
 import { unavailable } from "@app/kit/errors";
 import { openSse } from "@app/kit/http";
-import { parseInput } from "@app/kit/validate";
+import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { executionsRepo } from "../../execution/executions-repo.js";
+import { targetApp } from "../route-auth.js";
 
 const query = z.strictObject({
   status: z.enum(["ok", "error", "timeout", "limit", "succeeded", "failed"]).optional(),
@@ -31,52 +32,65 @@ export const TAIL_OVERLAP_MS = 10_000;
 export const executionStreamRoutes: RouteModule = (app, ctx) => {
   const repo = executionsRepo(ctx.database);
   let open = 0;
-  app.get<{ Params: { id: string } }>("/api/v1/admin/apps/:id/executions/stream", async (req, reply) => {
-    const target = await ctx.apps.resolve(req.params.id);
-    await ctx.gate.requireAdmin(req, "app:read", target.id);
-    const q = parseInput(query, req.query ?? {});
-    if (open >= MAX_TAILS) throw unavailable(5, "Too many live tails are open; try again later.", "busy");
-    const resume = req.headers["last-event-id"];
-    const resumeAt =
-      typeof resume === "string" && /^[0-9a-f-]{36}$/i.test(resume)
-        ? await repo.finishedAtOf(target.id, resume)
-        : null;
-    let newest = ctx.clock.now();
-    if (resumeAt) newest = Date.parse(resumeAt);
-    // id → finish time of what was sent inside the overlap window.
-    const sent = new Map<string, number>(resume && resumeAt ? [[resume as string, newest]] : []);
-    const floor = newest;
-    // Runs already recorded at the start are history, not news (the list shows them).
-    if (!resumeAt)
-      for (const r of await repo.listFinishedSince(target.id, new Date(floor).toISOString(), q, BATCH))
-        sent.set(r.id, floor);
-    const stream = openSse(reply, { clock: ctx.clock });
-    open++;
-    let polling = false;
-    const poll = async () => {
-      if (polling || stream.closed) return;
-      polling = true;
-      try {
-        const from = Math.max(floor, newest - TAIL_OVERLAP_MS);
-        const rows = await repo.listFinishedSince(target.id, new Date(from).toISOString(), q, BATCH);
-        for (const r of rows) {
-          if (sent.has(r.id)) continue;
-          const at = r.finished_at ? Date.parse(r.finished_at) : from;
-          sent.set(r.id, at);
-          if (at > newest) newest = at;
-          if (!stream.send("execution", r, r.id)) break;
+  typed(app).get(
+    "/api/v1/admin/apps/:id/executions/stream",
+    {
+      config: { auth: { scope: "app:read", appParam: "id" } },
+      schema: {
+        params: z.object({ id: z.string() }),
+        querystring: query,
+        response: {
+          200: binary("text/event-stream", "event: execution, data: the record"),
+          ...errors(401, 403, 404, 422, 503),
+        },
+      },
+    },
+    async (req, reply) => {
+      const target = targetApp(req);
+      const q = req.query;
+      if (open >= MAX_TAILS) throw unavailable(5, "Too many live tails are open; try again later.", "busy");
+      const resume = req.headers["last-event-id"];
+      const resumeAt =
+        typeof resume === "string" && /^[0-9a-f-]{36}$/i.test(resume)
+          ? await repo.finishedAtOf(target.id, resume)
+          : null;
+      let newest = ctx.clock.now();
+      if (resumeAt) newest = Date.parse(resumeAt);
+      // id → finish time of what was sent inside the overlap window.
+      const sent = new Map<string, number>(resume && resumeAt ? [[resume as string, newest]] : []);
+      const floor = newest;
+      // Runs already recorded at the start are history, not news (the list shows them).
+      if (!resumeAt)
+        for (const r of await repo.listFinishedSince(target.id, new Date(floor).toISOString(), q, BATCH))
+          sent.set(r.id, floor);
+      const stream = openSse(reply, { clock: ctx.clock });
+      open++;
+      let polling = false;
+      const poll = async () => {
+        if (polling || stream.closed) return;
+        polling = true;
+        try {
+          const from = Math.max(floor, newest - TAIL_OVERLAP_MS);
+          const rows = await repo.listFinishedSince(target.id, new Date(from).toISOString(), q, BATCH);
+          for (const r of rows) {
+            if (sent.has(r.id)) continue;
+            const at = r.finished_at ? Date.parse(r.finished_at) : from;
+            sent.set(r.id, at);
+            if (at > newest) newest = at;
+            if (!stream.send("execution", r, r.id)) break;
+          }
+          for (const [id, at] of sent) if (at < newest - TAIL_OVERLAP_MS) sent.delete(id);
+        } catch (err) {
+          ctx.logger.warn({ err }, "executions tail poll failed");
+        } finally {
+          polling = false;
         }
-        for (const [id, at] of sent) if (at < newest - TAIL_OVERLAP_MS) sent.delete(id);
-      } catch (err) {
-        ctx.logger.warn({ err }, "executions tail poll failed");
-      } finally {
-        polling = false;
-      }
-    };
-    const timer = ctx.clock.setInterval(() => void poll(), TAIL_POLL_MS);
-    stream.onClose(() => {
-      timer.cancel();
-      open--;
-    });
-  });
+      };
+      const timer = ctx.clock.setInterval(() => void poll(), TAIL_POLL_MS);
+      stream.onClose(() => {
+        timer.cancel();
+        open--;
+      });
+    },
+  );
 };
