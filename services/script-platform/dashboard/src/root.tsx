@@ -4,6 +4,7 @@ import { type Admin, ApiError, type App, api, logout, onUnauthorized, type Page 
 import { AppsContext } from "./context.js";
 import { Link, match, navigate, usePath } from "./router.js";
 import { ErrorNote, useResource } from "./ui.js";
+import { AdminsPage, ApiKeysPage, MembersPage } from "./views/access.js";
 import { AppSettings, AppsPage } from "./views/apps.js";
 import { DeadLettersPage } from "./views/dead-letters.js";
 import { ExecutionsPage } from "./views/executions.js";
@@ -57,6 +58,7 @@ const APP_SECTIONS: Array<[string, string]> = [
   ["/dead-letters", "Dead letters"],
   ["/secrets", "Secrets"],
   ["/topics", "Topics"],
+  ["/members", "Members"],
 ];
 
 function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
@@ -88,6 +90,8 @@ function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
         </select>
         <span class="spacer" />
         <Link href="/sdk">SDK</Link>
+        <Link href="/keys">Keys</Link>
+        <Link href="/admins">Admins</Link>
         <span class="muted who">{admin.username}</span>
         <button
           type="button"
@@ -124,6 +128,9 @@ const PAGES: Array<[string, (p: P) => JSX.Element]> = [
   ["/", () => <AppsPage />],
   ["/apps", () => <AppsPage />],
   ["/sdk", () => <SdkPage />],
+  ["/keys", () => <ApiKeysPage />],
+  ["/admins", () => <AdminsPage />],
+  ["/apps/:app/members", (p) => <MembersPage appId={p.app!} />],
   ["/apps/:app", (p) => <AppSettings appId={p.app!} />],
   ["/apps/:app/scripts", (p) => <ScriptsPage appId={p.app!} />],
   ["/apps/:app/scripts/new", (p) => <ScriptEditorPage appId={p.app!} scriptId={null} />],
