@@ -351,7 +351,9 @@ export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
 
 /** Provider: builds the runtime into ctx.services.runtime. */
 export const runtimeProvider: ServiceProvider = async (ctx) => {
-  ctx.services.runtime = await createRuntime(ctx);
+  const runtime = await createRuntime(ctx);
+  ctx.services.runtime = runtime;
+  ctx.services.metrics?.registerPool({ busy: () => runtime.engine.busy, size: () => runtime.engine.size });
 };
 
 /** How long the executions log keeps an entry (the log is bounded by age). */

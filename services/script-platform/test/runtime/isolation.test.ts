@@ -117,7 +117,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     const items = (await h.call("GET", `/api/v1/admin/apps/${apps.calm}/executions?status=failed`)).json()
       .items as { script_id: string; error: Record<string, unknown>; instance_id: string }[];
     const rec = items.find((x) => x.error.message === "TypeError: cannot read property 'field' of null");
-    expect(rec?.error).toEqual({ code: "script_error", line: 3, column: 11 });
+    expect(rec?.error).toMatchObject({ code: "script_error", line: 3, column: 11 });
     expect(String(rec?.error.stack)).toContain("boom:3:11");
     expect(rec?.instance_id).toEqual(expect.any(String));
   });

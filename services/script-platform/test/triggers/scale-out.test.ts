@@ -224,7 +224,7 @@ describe.skipIf(testBackend() !== "postgres")(
             if (Number(left?.n) !== 0) return null;
             return db.db
               .selectFrom("executions")
-              .select(["status", "logs", "error"])
+              .select(["status", "logs", "error", "instance_id"])
               .where("script_id", "=", scripts.count ?? "")
               .execute();
           },
@@ -238,6 +238,10 @@ describe.skipIf(testBackend() !== "postgres")(
           .sort((x, y) => x - y);
         expect(seen).toEqual(Array.from({ length: ROWS }, (_, i) => i));
         expect(await db.db.selectFrom("dead_letters").selectAll().execute()).toEqual([]);
+        // Both processes claimed rows: each execution records the instance that ran it.
+        const instances = new Set(runs.map((r) => r.instance_id));
+        expect([...instances].every((i) => typeof i === "string" && i.length > 0)).toBe(true);
+        expect(instances.size).toBe(2);
       } finally {
         await db.close();
       }
