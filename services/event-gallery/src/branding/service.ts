@@ -1,9 +1,12 @@
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
+import type { Readable } from "node:stream";
 import { AppError, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
-import type { Readable } from "node:stream";
 import sharp from "sharp";
 import type { GalleryContext } from "../context.js";
+import type { ArchiveEntry } from "../export/archive.js";
+import type { MemoriesEvent } from "../export/memories.js";
 import { sniffMediaType } from "../uploads/sniff.js";
 import { removeQuietly, writeFileDurably } from "../uploads/storage.js";
 import * as repo from "./repository.js";
@@ -29,14 +32,20 @@ export async function publicUrl(ctx: GalleryContext): Promise<string | null> {
 
 /** GET /event/public: what the join page and the keepsake viewer show before anyone signs in. */
 export async function publicEvent(ctx: GalleryContext): Promise<PublicEvent> {
-  const [s, cover, url] = await Promise.all([ctx.settings.all(), repo.readCover(ctx.database.db), publicUrl(ctx)]);
+  const [s, cover, url] = await Promise.all([
+    ctx.settings.all(),
+    repo.readCover(ctx.database.db),
+    publicUrl(ctx),
+  ]);
   return {
     name: s.event_name,
     welcome_text_en: s.welcome_text_en,
     welcome_text_de: s.welcome_text_de,
     accent_color: s.accent_color,
     // The version in the query lets browsers cache each cover for good.
-    cover_url: cover.cover_path ? `/api/v1/event/cover?v=${Date.parse(cover.cover_updated_at ?? "") || 0}` : null,
+    cover_url: cover.cover_path
+      ? `/api/v1/event/cover?v=${Date.parse(cover.cover_updated_at ?? "") || 0}`
+      : null,
     public_url: url,
   };
 }
@@ -83,7 +92,11 @@ export async function setCover(ctx: GalleryContext, file: Readable): Promise<Pub
   const rel = `cover-${newId()}.jpg`;
   await writeFileDurably(join(brandingDir(ctx), rel), jpeg);
   const before = await repo.readCover(ctx.database.db);
-  await repo.writeCover(ctx.database.db, { cover_path: rel, cover_mime: "image/jpeg", cover_updated_at: ctx.clock.iso() });
+  await repo.writeCover(ctx.database.db, {
+    cover_path: rel,
+    cover_mime: "image/jpeg",
+    cover_updated_at: ctx.clock.iso(),
+  });
   if (before.cover_path) await removeQuietly(join(brandingDir(ctx), before.cover_path));
   return publicEvent(ctx);
 }
@@ -91,7 +104,11 @@ export async function setCover(ctx: GalleryContext, file: Readable): Promise<Pub
 /** DELETE /admin/cover. */
 export async function removeCover(ctx: GalleryContext): Promise<void> {
   const before = await repo.readCover(ctx.database.db);
-  await repo.writeCover(ctx.database.db, { cover_path: null, cover_mime: null, cover_updated_at: ctx.clock.iso() });
+  await repo.writeCover(ctx.database.db, {
+    cover_path: null,
+    cover_mime: null,
+    cover_updated_at: ctx.clock.iso(),
+  });
   if (before.cover_path) await removeQuietly(join(brandingDir(ctx), before.cover_path));
 }
 
@@ -99,6 +116,34 @@ export async function removeCover(ctx: GalleryContext): Promise<void> {
 export async function coverFile(ctx: GalleryContext): Promise<{ path: string; contentType: string }> {
   const c = await repo.readCover(ctx.database.db);
   // Stored names are generated here (cover-<uuid>.jpg), never taken from a request.
-  if (!c.cover_path || !/^cover-[0-9a-f-]{36}\.jpg$/.test(c.cover_path)) throw notFound("There is no cover photo.");
+  if (!c.cover_path || !/^cover-[0-9a-f-]{36}\.jpg$/.test(c.cover_path))
+    throw notFound("There is no cover photo.");
   return { path: join(brandingDir(ctx), c.cover_path), contentType: c.cover_mime ?? "image/jpeg" };
+}
+
+/**
+ * The branding of the Memories viewer (issue 14): settings, the time zone of GALLERY_TIMEZONE and
+ * the cover photo as an archive entry (`cover.jpg`) when there is one.
+ */
+export async function memoriesBranding(
+  ctx: GalleryContext,
+): Promise<{ event: MemoriesEvent; entries: ArchiveEntry[] }> {
+  const [s, c] = await Promise.all([ctx.settings.all(), repo.readCover(ctx.database.db)]);
+  let entries: ArchiveEntry[] = [];
+  if (c.cover_path) {
+    const file = join(brandingDir(ctx), c.cover_path);
+    const info = await stat(file).catch(() => null);
+    if (info?.isFile()) entries = [{ name: "cover.jpg", file, size: info.size }];
+  }
+  return {
+    event: {
+      name: s.event_name,
+      welcome_text_en: s.welcome_text_en,
+      welcome_text_de: s.welcome_text_de,
+      accent_color: s.accent_color,
+      cover: entries.length > 0 ? "cover.jpg" : null,
+      time_zone: ctx.config.GALLERY_TIMEZONE,
+    },
+    entries,
+  };
 }

@@ -3,6 +3,7 @@ import { newId } from "@app/kit/ids";
 import type { GalleryContext } from "../context.js";
 import type { ExportKind } from "../db/schema.js";
 import { getEvent } from "../event/state.js";
+import { memoriesBranding } from "../branding/service.js";
 import { type ArchiveEntry, writeArchive } from "./archive.js";
 import { extensionOf, folderNames, galleryEntryName } from "./entries.js";
 import { mediaFile } from "./files.js";
@@ -176,7 +177,12 @@ async function memoriesEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): 
       })),
     });
   }
-  const eventName = await ctx.settings.get("event_name");
-  const html = Buffer.from(renderMemoriesHtml(eventName, items), "utf8");
-  return [{ name: "index.html", buffer: html, compress: true, mtime: new Date(ctx.clock.now()) }, ...media];
+  // Branding, languages and the time zone of the viewer (issue 14).
+  const branding = await memoriesBranding(ctx);
+  const html = Buffer.from(renderMemoriesHtml(branding.event, items), "utf8");
+  return [
+    { name: "index.html", buffer: html, compress: true, mtime: new Date(ctx.clock.now()) },
+    ...branding.entries,
+    ...media,
+  ];
 }

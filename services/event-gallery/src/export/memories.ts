@@ -1,5 +1,6 @@
 /**
- * The offline viewer inside Memories.zip: one index.html with inline CSS and JS and relative media
+ * The offline viewer inside Memories.zip (issue 14: English and German, times in the event's time
+ * zone, the event's branding): one index.html with inline CSS and JS and relative media
  * paths, so it works from the unzipped folder with no network. The page is complete without
  * script (every item, caption, tag and comment is in the markup); the script only adds the
  * lightbox with keyboard (←/→/Esc) and swipe navigation.
@@ -18,6 +19,64 @@ export interface MemoryItem {
   still: string | null;
   comments: { author: string; text: string; created_at: string }[];
 }
+
+/** The event's branding and where times are shown (GALLERY_TIMEZONE). */
+export interface MemoriesEvent {
+  name: string;
+  welcome_text_en: string;
+  welcome_text_de: string;
+  accent_color: string;
+  /** Relative path of the cover photo inside the archive, or null. */
+  cover: string | null;
+  time_zone: string;
+}
+
+type Lang = "en" | "de";
+const LANGS: Lang[] = ["en", "de"];
+const STRINGS: Record<
+  Lang,
+  Record<"one" | "many" | "open" | "close" | "prev" | "next" | "switch", string>
+> = {
+  en: {
+    one: "memory",
+    many: "memories",
+    open: "Open",
+    close: "Close",
+    prev: "Previous",
+    next: "Next",
+    switch: "Deutsch",
+  },
+  de: {
+    one: "Erinnerung",
+    many: "Erinnerungen",
+    open: "Öffnen",
+    close: "Schließen",
+    prev: "Zurück",
+    next: "Weiter",
+    switch: "English",
+  },
+};
+const LOCALE: Record<Lang, string> = { en: "en-GB", de: "de-DE" };
+const DEFAULT_NAME = "Our Event";
+const DEFAULT_NAME_DE = "Unser Event";
+
+/** A timestamp as people read it in `lang`, in the event's time zone (with its abbreviation). */
+export function formatWhen(iso: string, lang: Lang, timeZone: string): string {
+  return new Intl.DateTimeFormat(LOCALE[lang], {
+    timeZone,
+    weekday: "short",
+    day: "numeric",
+    month: "short",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZoneName: "short",
+  }).format(new Date(iso));
+}
+
+/** Both languages in the markup; CSS shows the one the script (or the default) picked. */
+const both = (text: Record<Lang, string>, tag = "span") =>
+  LANGS.map((l) => `<${tag} lang="${l}" class="l-${l}">${esc(text[l])}</${tag}>`).join("");
 
 const esc = (s: string) =>
   s.replace(
@@ -91,7 +150,7 @@ lb.addEventListener("touchend",function(e){
 })();
 `;
 
-function figure(item: MemoryItem): string {
+function figure(item: MemoryItem, ev: MemoriesEvent): string {
   const still =
     item.media_type === "video"
       ? item.still
@@ -106,33 +165,67 @@ function figure(item: MemoryItem): string {
         .map((c) => `<li><b>${esc(c.author)}</b>: ${esc(c.text)}</li>`)
         .join("")}</ul>`
     : "";
-  const when = item.created_at.slice(0, 16).replace("T", " ");
+  const when = both({
+    en: formatWhen(item.created_at, "en", ev.time_zone),
+    de: formatWhen(item.created_at, "de", ev.time_zone),
+  });
   return `<figure data-media="${href(item.media)}" data-type="${item.media_type}">
-<button class="media" type="button" aria-label="Open">${item.media_type === "video" ? `<span class="play">▶</span>` : ""}${still}</button>
-<figcaption><span class="who">${esc(item.uploader)}</span><span class="when">${esc(when)} UTC</span>${
+<button class="media" type="button" aria-label="${esc(STRINGS.en.open)}">${item.media_type === "video" ? `<span class="play">▶</span>` : ""}${still}</button>
+<figcaption><span class="who">${esc(item.uploader)}</span><time class="when" datetime="${esc(item.created_at)}">${when}</time>${
     item.caption ? `<p class="caption">${esc(item.caption)}</p>` : ""
   }${tags}${comments}</figcaption>
 </figure>`;
 }
 
-export function renderMemoriesHtml(eventName: string, items: readonly MemoryItem[]): string {
-  const count = `${items.length} ${items.length === 1 ? "memory" : "memories"}`;
+/** `event` may be just a name (the defaults for the rest: English and German, Europe/Berlin). */
+export function renderMemoriesHtml(event: string | MemoriesEvent, items: readonly MemoryItem[]): string {
+  const ev: MemoriesEvent =
+    typeof event === "string"
+      ? {
+          name: event,
+          welcome_text_en: "",
+          welcome_text_de: "",
+          accent_color: "#ff7a59",
+          cover: null,
+          time_zone: "Europe/Berlin",
+        }
+      : event;
+  const accent = /^#[0-9a-f]{6}$/i.test(ev.accent_color) ? ev.accent_color : "#ff7a59";
+  const name: Record<Lang, string> = {
+    en: ev.name,
+    de: ev.name === DEFAULT_NAME ? DEFAULT_NAME_DE : ev.name,
+  };
+  const count = both({
+    en: `${items.length} ${items.length === 1 ? STRINGS.en.one : STRINGS.en.many}`,
+    de: `${items.length} ${items.length === 1 ? STRINGS.de.one : STRINGS.de.many}`,
+  });
+  const welcome =
+    ev.welcome_text_en || ev.welcome_text_de
+      ? `<p class="welcome">${both({ en: ev.welcome_text_en || ev.welcome_text_de, de: ev.welcome_text_de || ev.welcome_text_en })}</p>`
+      : "";
+  const cover = ev.cover ? `<img class="cover" src="${href(ev.cover)}" alt="">` : "";
+  // The reader's language: the browser's, or the one they switched to last time.
+  const pickLang = `(function(){var l;try{l=localStorage.getItem("memories.lang")}catch(e){}if(l!=="en"&&l!=="de"){l=((navigator.languages||[navigator.language]).join(",").toLowerCase().indexOf("de")===0)?"de":"en"}document.documentElement.lang=l;document.documentElement.className="lang-"+l})();`;
+  const i18nCss = `header{position:relative}.l-de{display:none}html.lang-de .l-de{display:inline}html.lang-de .l-en{display:none}p.welcome .l-en,p.welcome .l-de{white-space:pre-line}:root{--accent:${accent}}.who{color:#fff;border-bottom:2px solid var(--accent)}header{border-bottom:3px solid var(--accent)}header .cover{display:block;width:100%;max-width:900px;max-height:320px;object-fit:cover;border-radius:12px;margin:0 auto 16px}header .welcome{margin:8px auto 0;max-width:700px;color:#ddd}#switch{position:absolute;top:12px;right:12px;background:#222;color:#eee;border:1px solid #444;border-radius:8px;padding:8px 12px;font:inherit;cursor:pointer}`;
+  const switchJs = `(function(){var b=document.getElementById("switch");function label(){var de=document.documentElement.lang==="de";b.textContent=de?${JSON.stringify(STRINGS.de.switch)}:${JSON.stringify(STRINGS.en.switch)};var lb=document.getElementById("lb");lb.querySelector(".close").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.close)}:${JSON.stringify(STRINGS.en.close)});lb.querySelector(".prev").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.prev)}:${JSON.stringify(STRINGS.en.prev)});lb.querySelector(".next").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.next)}:${JSON.stringify(STRINGS.en.next)});[].forEach.call(document.querySelectorAll("figure .media"),function(m){m.setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.open)}:${JSON.stringify(STRINGS.en.open)})});document.title=de?${JSON.stringify(name.de)}:${JSON.stringify(name.en)};}b.addEventListener("click",function(){var l=document.documentElement.lang==="de"?"en":"de";try{localStorage.setItem("memories.lang",l)}catch(e){}document.documentElement.lang=l;document.documentElement.className="lang-"+l;label();});label();})();`;
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width,initial-scale=1">
-<title>${esc(eventName)}</title>
-<style>${CSS}</style>
+<title>${esc(ev.name)}</title>
+<style>${CSS}${i18nCss}</style>
+<script>${pickLang}</script>
 </head>
 <body>
-<header><h1>${esc(eventName)}</h1><p>${count}</p></header>
+<header>${cover}<h1>${both(name)}</h1>${welcome}<p>${count}</p><button id="switch" type="button">${esc(STRINGS.en.switch)}</button></header>
 <main>
-${items.map(figure).join("\n")}
+${items.map((i) => figure(i, ev)).join("\n")}
 </main>
 <div id="lb" role="dialog" aria-modal="true"><div class="stage"></div><div class="info"></div>
 <button class="close" type="button" aria-label="Close">×</button><button class="prev" type="button" aria-label="Previous">‹</button><button class="next" type="button" aria-label="Next">›</button></div>
 <script>${JS}</script>
+<script>${switchJs}</script>
 </body>
 </html>
 `;

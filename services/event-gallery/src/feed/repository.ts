@@ -74,7 +74,8 @@ export async function changesAfter(db: Db, at: string, afterId: string, limit: n
     user_id: r.user_id,
     created_at: isoOf(r.created_at),
     deleted: r.deleted_at !== null,
-    visible_uploader: r.is_banned === 0 && r.uploads_hidden_at === null,
+    // A pending upload (pre-moderation) is invisible like a hidden uploader's (issue 14).
+    visible_uploader: r.is_banned === 0 && r.uploads_hidden_at === null && r.approval === "approved",
     changed_at: isoOf(r.changed_at),
   }));
 }
@@ -89,6 +90,7 @@ export function changesAfterQuery(db: Db, at: string, afterId: string, limit: nu
       "u.created_at",
       "u.deleted_at",
       "u.changed_at",
+      "u.approval",
       "us.is_banned",
       "us.uploads_hidden_at",
     ])

@@ -24,6 +24,7 @@ import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, buildApp } from "../../src/app.js";
 import { envSpec } from "../../src/config.js";
+import { renderMemoriesHtml } from "../../src/export/memories.js";
 
 /**
  * Issue 14 in Chromium, at a phone (390×844) and a laptop (1366×900): the guest feed (photos
@@ -201,7 +202,8 @@ describe("hosts and guests in a browser", () => {
     await ann.fill(".sheet input[placeholder='#party #dance']", "#dance");
     const seenResponses: string[] = [];
     ann.on("response", async (r) => {
-      if (r.url().includes("/api/v1/upload")) seenResponses.push(`${r.request().method()} ${r.status()} ${await r.text().catch(() => "")}`);
+      if (r.url().includes("/api/v1/upload"))
+        seenResponses.push(`${r.request().method()} ${r.status()} ${await r.text().catch(() => "")}`);
     });
     await ann.locator("[data-testid=file-input]").setInputFiles(await photo("dance.jpg", 200));
     await ann.waitForSelector(".q-done", { timeout: 20_000 }).catch(async (err) => {
@@ -325,5 +327,55 @@ describe("hosts and guests in a browser", () => {
     expect(await host.textContent("[data-testid=estimate]")).not.toMatch(/^0 B$/);
     await shot(host, "host-released-laptop", true);
     await shot(ann, "feed-phone");
+  });
+
+  it("the Memories viewer opens offline in the reader's language with the branding", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = join(work, "memories");
+    mkdirSync(join(dir, "media"), { recursive: true });
+    const img = await sharp({
+      create: { width: 600, height: 400, channels: 3, background: { r: 240, g: 160, b: 60 } },
+    })
+      .jpeg()
+      .toBuffer();
+    writeFileSync(join(dir, "media", "a.jpg"), img);
+    writeFileSync(join(dir, "cover.jpg"), img);
+    const html = renderMemoriesHtml(
+      {
+        name: "Anna & Ben's Wedding",
+        welcome_text_en: "Thank you for celebrating with us!",
+        welcome_text_de: "Danke, dass ihr mit uns gefeiert habt!",
+        accent_color: "#2f7de1",
+        cover: "cover.jpg",
+        time_zone: "Europe/Berlin",
+      },
+      [
+        {
+          id: "a",
+          uploader: "Ann",
+          caption: "First dance",
+          hashtags: ["dance"],
+          media_type: "image",
+          created_at: "2026-06-14T16:05:00.000Z",
+          media: "media/a.jpg",
+          still: "media/a.jpg",
+          comments: [{ author: "Bob", text: "Wow", created_at: "2026-06-14T16:06:00.000Z" }],
+        },
+      ],
+    );
+    writeFileSync(join(dir, "index.html"), html);
+    for (const [locale, viewport, expected] of [
+      ["de-DE", PHONE, "Danke, dass ihr mit uns gefeiert habt!"],
+      ["en-US", LAPTOP, "Thank you for celebrating with us!"],
+    ] as const) {
+      const page = await newPage(viewport, locale);
+      await page.context().setOffline(true);
+      await page.goto(`file://${join(dir, "index.html")}`);
+      expect(await page.locator("header .welcome").innerText()).toBe(expected);
+      expect(await page.locator("figure .when").innerText()).toMatch(/18:05/);
+      await shot(page, `memories-${locale}`);
+      await axe(page, `memories ${locale}`);
+    }
   });
 });
