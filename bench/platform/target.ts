@@ -55,10 +55,33 @@ export async function startPlatform(): Promise<ServerTarget> {
     await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
     return null;
   };
+  // A second app whose scripts hog their workers (the isolation figure).
+  let hogApp: string | null = null;
+  const hog = async (arg: unknown) => {
+    const { name, path, source, timeout_seconds } = arg as {
+      name: string;
+      path: string;
+      source: string;
+      timeout_seconds: number;
+    };
+    if (!hogApp) {
+      hogApp = (await admin("POST", "/api/v1/admin/apps", { slug: "hogs" })).id as string;
+      await admin("POST", `/api/v1/admin/apps/${hogApp}/domains`, { host: "hogs.test" });
+    }
+    const s = await admin("POST", "/api/v1/admin/scripts", {
+      app_id: hogApp,
+      name,
+      kind: "endpoint",
+      source,
+      timeout_seconds,
+    });
+    await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
+    return null;
+  };
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
-    info: { backend: env.backend },
-    commands: { save },
+    info: { backend: env.backend, workers: config.PLATFORM_WORKERS },
+    commands: { save, hog },
     close: async () => {
       await app.close();
       await built.close();

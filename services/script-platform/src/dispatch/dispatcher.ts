@@ -7,6 +7,7 @@ import type { PlatformDB } from "../db/schema.js";
 import { executionsRepo } from "../execution/executions-repo.js";
 import type { Executor, Finished, Job } from "../execution/executor.js";
 import { type PrincipalJson, principalFromJson } from "../triggers/principal.js";
+import { handlerRunFailed } from "./dead-letters.js";
 import { onRunFailed } from "./failure-policy.js";
 import type { Inbox } from "./inbox.js";
 import {
@@ -102,6 +103,10 @@ export function createDispatcher(deps: DispatcherDeps) {
         if (decision === "retry") await repo.release(trx, row.id);
         else await repo.delete(trx, row.id);
       } else {
+        // A dead_letter handler whose script is gone did not handle its dead letter: without
+        // this, its vanished row would count as a success (handled_by_script).
+        if (!o.ok && o.kind === "script_not_found" && row.source_kind === "dead_letter")
+          await handlerRunFailed(trx, row.id, clock.iso());
         await repo.delete(trx, row.id);
       }
       if (row.reply_to && !delivered)

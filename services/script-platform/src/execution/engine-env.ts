@@ -19,6 +19,18 @@ export const engineEnv = {
     envInt(64, 1, 100_000),
     "SDK calls one run may have pending; beyond it the call throws a catchable sdk_busy error",
   ),
+  PLATFORM_SUBSCRIBER_TOKEN_TTL_S: envVar(
+    envInt(3600, 1, 365 * 86_400),
+    "lifetime of a pubsub subscriber token when the script asks for none (clamped to the min/max below)",
+  ),
+  PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S: envVar(
+    envInt(60, 1, 365 * 86_400),
+    "shortest subscriber token lifetime a script may ask for (ttl_s is raised to it)",
+  ),
+  PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S: envVar(
+    envInt(7 * 86_400, 1, 365 * 86_400),
+    "longest subscriber token lifetime a script may ask for (ttl_s is lowered to it)",
+  ),
   PLATFORM_SDK_CALLS_PER_RUN: envVar(
     envInt(10_000, 1, 10_000_000),
     "SDK calls one run may make in total; beyond it the call throws a catchable sdk_limit error",

@@ -140,6 +140,11 @@ export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
     filesRoot: ctx.paths.filesRoot,
     secretMaxBytes: config.PLATFORM_SECRET_MAX_VALUE_BYTES,
     http,
+    tokenTtl: {
+      default: config.PLATFORM_SUBSCRIBER_TOKEN_TTL_S,
+      min: config.PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S,
+      max: config.PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S,
+    },
     onEnqueued: () => dispatcher?.enqueued(),
   };
   const executor = createExecutor({

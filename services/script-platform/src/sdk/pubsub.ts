@@ -106,12 +106,18 @@ export function pubsubOps(deps: SdkDeps, call: SdkCall) {
     async subscriberToken(t: unknown, opts: unknown) {
       const topic = name("pubsub.subscriberToken", "topic", t, 200);
       const o = options("pubsub.subscriberToken", opts, ["ttl_s"] as const);
-      let ttl = TOKEN_TTL_DEFAULT_S;
+      const clamp = deps.tokenTtl ?? {
+        default: TOKEN_TTL_DEFAULT_S,
+        min: TOKEN_TTL_MIN_S,
+        max: TOKEN_TTL_MAX_S,
+      };
+      let ttl = clamp.default;
       if (o.ttl_s !== undefined && o.ttl_s !== null) {
         if (typeof o.ttl_s !== "number" || !Number.isFinite(o.ttl_s))
           fail("pubsub.subscriberToken", "ttl_s must be a number");
-        ttl = Math.min(TOKEN_TTL_MAX_S, Math.max(TOKEN_TTL_MIN_S, Math.floor(o.ttl_s)));
+        ttl = Math.floor(o.ttl_s);
       }
+      ttl = Math.min(clamp.max, Math.max(clamp.min, ttl));
       const key = await appSigningKey(deps.database, deps.secretBox, call.appId, deps.clock.iso());
       const expiresAtS = Math.floor(deps.clock.now() / 1000) + ttl;
       return mintSubscriberToken(key, call.appId, topic, expiresAtS);

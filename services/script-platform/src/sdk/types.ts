@@ -17,6 +17,8 @@ export interface SdkDeps {
   /** PLATFORM_SECRET_MAX_VALUE_BYTES. */
   secretMaxBytes: number;
   http: OutboundHttp;
+  /** Subscriber token lifetime in seconds (PLATFORM_SUBSCRIBER_TOKEN_*); absent: 3600 within 60..604800. */
+  tokenTtl?: { default: number; min: number; max: number };
   /** Called after a write committed outbox rows (trigger events), to wake the dispatcher. */
   onEnqueued?: () => void;
 }

@@ -1,7 +1,8 @@
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { verifySubscriberToken } from "../../src/sdk/pubsub.js";
+import { pubsubOps, verifySubscriberToken } from "../../src/sdk/pubsub.js";
 import { insertTrigger } from "../../src/triggers/repository.js";
 import { principalWith, sdkHarness } from "./sdk-harness.js";
 
@@ -333,5 +334,27 @@ describe("SDK", () => {
     expect(key.key_enc).toMatch(/^v1\./);
     await h.clock.advance(121_000);
     expect(await verifySubscriberToken(h.deps, A, "orders.new", v.token)).toBe(false);
+  });
+
+  it("clamps subscriber token lifetimes to PLATFORM_SUBSCRIBER_TOKEN_* (default, min, max)", async () => {
+    const A = newId();
+    const deps = { ...h.deps, tokenTtl: { default: 100, min: 50, max: 200 } };
+    const expiresIn = async (opts: unknown) => {
+      const token = (await pubsubOps(deps, {
+        appId: A,
+        scriptId: "s",
+        executionId: "e",
+        principal: null,
+        depth: 0,
+      }).subscriberToken("t", opts)) as string;
+      const { e } = JSON.parse(Buffer.from(token.split(".")[0] as string, "base64url").toString()) as {
+        e: number;
+      };
+      return e - Math.floor(h.clock.now() / 1000);
+    };
+    expect(await expiresIn(undefined)).toBe(100);
+    expect(await expiresIn({ ttl_s: 10 })).toBe(50);
+    expect(await expiresIn({ ttl_s: 150 })).toBe(150);
+    expect(await expiresIn({ ttl_s: 1e9 })).toBe(200);
   });
 });
