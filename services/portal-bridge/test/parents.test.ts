@@ -200,7 +200,7 @@ describe("parent presets, school time and size caps", () => {
 
   it("today and tomorrow follow SCHOOL_TIMEZONE after local midnight", async () => {
     // 23:30 UTC on Monday is 00:30 on Tuesday in Berlin, still Monday in New York.
-    const { h, fake, clock } = await parentBridge("2026-11-23T23:30:00.000Z", { TIMETABLE_STUDENT: "Anna" });
+    const { h, fake } = await parentBridge("2026-11-23T23:30:00.000Z", { TIMETABLE_STUDENT: "Anna" });
     try {
       const { client, close } = await mcpClient(`${h.url}/mcp`);
       const today = await client.callTool({ name: "get_schedule", arguments: { when: "today" } });
