@@ -27,6 +27,26 @@ export interface RegisteredRoute {
   hasResponseSchema: boolean;
 }
 
+const OPENAPI_METHODS = new Set(["GET", "PUT", "POST", "DELETE", "OPTIONS", "PATCH", "TRACE"]);
+
+const PATH_ITEM_KEYS = new Set([
+  ...[...OPENAPI_METHODS].map((m) => m.toLowerCase()),
+  "head",
+  "summary",
+  "description",
+  "servers",
+  "parameters",
+]);
+
+/** An `all` route makes @fastify/swagger emit every HTTP method; OpenAPI knows only its eight. */
+function withoutForeignMethods(doc: OpenAPIV3_1.Document): OpenAPIV3_1.Document {
+  for (const item of Object.values(doc.paths ?? {}))
+    if (item)
+      for (const key of Object.keys(item))
+        if (!PATH_ITEM_KEYS.has(key)) delete (item as Record<string, unknown>)[key];
+  return doc;
+}
+
 const registered = new WeakMap<FastifyInstance, { opts: OpenApiOptions; routes: RegisteredRoute[] }>();
 
 /** Fastify's `/a/:id/b::c` as an OpenAPI path `/a/{id}/b:c`. */
@@ -56,7 +76,8 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
   app.addHook("onRoute", (route: RouteOptions) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
     for (const method of methods) {
-      if (method === "HEAD" || !isDocumented(opts, route.url)) continue;
+      // HEAD mirrors GET; methods OpenAPI cannot name (an `all` route's PROPFIND…) are not listed.
+      if (!OPENAPI_METHODS.has(method) || !isDocumented(opts, route.url)) continue;
       state.routes.push({
         method,
         url: route.url,
@@ -85,7 +106,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
         (out.schema as Record<string, unknown>).security = security;
       return out;
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (doc) => withoutForeignMethods(jsonSchemaTransformObject(doc) as OpenAPIV3_1.Document),
   });
   await app.register(fastifySwaggerUi, {
     routePrefix: opts.docsPath,

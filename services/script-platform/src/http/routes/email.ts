@@ -1,3 +1,5 @@
+import { errors, typed } from "@app/kit/http/typed-routes";
+import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { acceptInboundEmail } from "../../email/inbound.js";
 
@@ -14,9 +16,20 @@ export const emailRoutes: RouteModule = async (app, ctx) => {
     scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: EMAIL_BODY_LIMIT }, (_req, body, done) =>
       done(null, body),
     );
-    scope.post<{ Params: { app: string; trigger: string } }>(
+    typed(scope).post(
       "/api/v1/email-inbound/:app/:trigger",
-      { bodyLimit: EMAIL_BODY_LIMIT },
+      {
+        bodyLimit: EMAIL_BODY_LIMIT,
+        schema: {
+          description:
+            "Email webhook: JSON `{from, to, cc, subject, text, html, received_at, message_id}`; with an inbound secret, `X-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. The raw body is checked here, so no body schema.",
+          params: z.object({ app: z.string(), trigger: z.string() }),
+          response: {
+            202: z.object({ accepted: z.literal(true), id: z.string() }),
+            ...errors(400, 401, 404, 413, 422),
+          },
+        },
+      },
       async (req, reply) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         const sig = req.headers["x-signature"];

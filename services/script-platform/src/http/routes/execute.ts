@@ -1,4 +1,6 @@
 import { AppError } from "@app/kit/errors";
+import { errors, typed } from "@app/kit/http/typed-routes";
+import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { acceptRawBodies, serveScript } from "./script-requests.js";
 
@@ -10,7 +12,16 @@ import { acceptRawBodies, serveScript } from "./script-requests.js";
 export const executeRoutes: RouteModule = async (app, ctx) => {
   await app.register(async (scoped) => {
     acceptRawBodies(scoped);
-    scoped.all<{ Params: { id: string } }>("/api/v1/execute/:id", async (req, reply) => {
+    const schema = {
+      description:
+        "Runs an endpoint script by id (any method). The answer is the script's own: its status, headers and body.",
+      params: z.object({ id: z.string() }),
+      response: {
+        200: z.unknown().describe("The script's result"),
+        ...errors(401, 404, 413, 422, 502, 503, 504, 507),
+      },
+    };
+    typed(scoped).all("/api/v1/execute/:id", { schema }, async (req, reply) => {
       const principal = await ctx.gate.optionalAdmin(req);
       const script = await ctx.scripts.byId(req.params.id);
       if (!script) throw new AppError(404, "script_not_found", "The script does not exist.");

@@ -1,7 +1,9 @@
-import { parseInput } from "@app/kit/validate";
+import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { executionsRepo } from "../../execution/executions-repo.js";
+import { targetApp } from "../route-auth.js";
+import { Execution, page } from "../schemas.js";
 
 const query = z.strictObject({
   cursor: z.string().max(64).optional(),
@@ -15,17 +17,26 @@ const query = z.strictObject({
 /** GET /api/v1/admin/apps/{id}/executions: recent runs, newest first, with status, duration and logs. */
 export const executionRoutes: RouteModule = (app, ctx) => {
   const repo = executionsRepo(ctx.database);
-  app.get<{ Params: { id: string } }>("/api/v1/admin/apps/:id/executions", async (req) => {
-    const target = await ctx.apps.resolve(req.params.id);
-    await ctx.gate.requireAdmin(req, "app:read", target.id);
-    const q = parseInput(query, req.query);
-    return repo.list(target.id, {
-      before: q.cursor ?? null,
-      limit: q.limit ?? 50,
-      status: q.status ?? null,
-      script_id: q.script_id ?? null,
-      invocation_type: q.invocation_type ?? null,
-      since: q.since ? new Date(q.since).toISOString() : null,
-    });
-  });
+  typed(app).get(
+    "/api/v1/admin/apps/:id/executions",
+    {
+      config: { auth: { scope: "app:read", appParam: "id" } },
+      schema: {
+        params: z.object({ id: z.string().describe("App id or slug") }),
+        querystring: query,
+        response: { 200: page(Execution), ...errors(401, 403, 404, 422) },
+      },
+    },
+    async (req) => {
+      const q = req.query;
+      return repo.list(targetApp(req).id, {
+        before: q.cursor ?? null,
+        limit: q.limit ?? 50,
+        status: q.status ?? null,
+        script_id: q.script_id ?? null,
+        invocation_type: q.invocation_type ?? null,
+        since: q.since ? new Date(q.since).toISOString() : null,
+      });
+    },
+  );
 };

@@ -1,5 +1,7 @@
 import { notFound, unauthorized } from "@app/kit/errors";
 import { openSse, presentedCredentials, type SseStream } from "@app/kit/http";
+import { binary, errors, typed } from "@app/kit/http/typed-routes";
+import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { findTopic } from "../../realtime/topics.js";
 import { verifySubscriberToken } from "../../sdk/pubsub.js";
@@ -22,15 +24,28 @@ function tokenExpiryMs(token: string): number {
 }
 
 export const realtimeRoutes: RouteModule = (app, ctx) => {
-  app.get<{ Params: { topic: string }; Querystring: { token?: string } }>(
+  typed(app).get(
     "/api/v1/realtime/topics/:topic",
+    {
+      schema: {
+        params: z.object({ topic: z.string() }),
+        // A repeated or missing ?token= is no token (the bearer header is tried then).
+        querystring: z.object({ token: z.string().optional().catch(undefined) }),
+        response: {
+          200: binary(
+            "text/event-stream",
+            "Server-sent events: `event: message`, `id: <seq>`, `data: <message JSON>`",
+          ),
+          ...errors(401, 404, 503),
+        },
+      },
+    },
     async (req, reply) => {
       const appId = ctx.routeTable.resolveHost(req.headers.host ?? "");
       if (!appId) throw notFound("No app serves this host.", "app_not_found");
       const topic = await findTopic(ctx, appId, req.params.topic);
       if (!topic?.external) throw notFound("Unknown topic.", "topic_not_found");
-      const token =
-        typeof req.query.token === "string" ? req.query.token : presentedCredentials(req.headers)[0];
+      const token = req.query.token ?? presentedCredentials(req.headers)[0];
       if (!(await verifySubscriberToken(ctx, appId, topic.name, token)))
         throw unauthorized(
           "A valid subscriber token for this topic is required.",

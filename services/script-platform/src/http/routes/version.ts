@@ -1,10 +1,12 @@
 import { notFound } from "@app/kit/errors";
+import { typed } from "@app/kit/http/typed-routes";
 import type { RouteModule } from "../../context.js";
 import { API_MAJOR, PRODUCT_VERSION, SCHEMA_VERSION, SDK_VERSION, WIRE_VERSION } from "../../version.js";
+import { Version } from "../schemas.js";
 
 /** GET /version, and a clear 404 for API majors this build does not serve. */
 export const versionRoutes: RouteModule = (app, ctx) => {
-  app.get("/version", async () => ({
+  typed(app).get("/version", { schema: { response: { 200: Version } } }, async () => ({
     product: PRODUCT_VERSION,
     sdk: SDK_VERSION,
     api: API_MAJOR,
