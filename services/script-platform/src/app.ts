@@ -34,10 +34,12 @@ import { appRoutes } from "./http/routes/apps.js";
 import { authoringRoutes } from "./http/routes/authoring.js";
 import { authRoutes } from "./http/routes/auth.js";
 import { dashboardRoutes } from "./http/routes/dashboard.js";
+import { dataBrowserRoutes } from "./http/routes/data-browser.js";
 import { deadLetterRoutes } from "./http/routes/dead-letters.js";
 import { emailRoutes } from "./http/routes/email.js";
 import { executeRoutes } from "./http/routes/execute.js";
 import { executionRoutes } from "./http/routes/executions.js";
+import { executionStreamRoutes } from "./http/routes/executions-stream.js";
 import { filesAdminRoutes } from "./http/routes/files-admin.js";
 import { realtimeRoutes } from "./http/routes/realtime.js";
 import { routeRoutes } from "./http/routes/routes.js";
@@ -80,6 +82,8 @@ const routeModules: RouteModule[] = [
   filesAdminRoutes,
   executeRoutes,
   executionRoutes,
+  executionStreamRoutes,
+  dataBrowserRoutes,
   userRoutes,
 ];
 
