@@ -6,6 +6,7 @@ import { Link, match, navigate, usePath } from "./router.js";
 import { ErrorNote, useResource } from "./ui.js";
 import { AdminsPage, ApiKeysPage, MembersPage } from "./views/access.js";
 import { AppSettings, AppsPage } from "./views/apps.js";
+import { DataPage } from "./views/data.js";
 import { DeadLettersPage } from "./views/dead-letters.js";
 import { ExecutionsPage } from "./views/executions.js";
 import { LoginPage } from "./views/login.js";
@@ -58,6 +59,7 @@ const APP_SECTIONS: Array<[string, string]> = [
   ["/dead-letters", "Dead letters"],
   ["/secrets", "Secrets"],
   ["/topics", "Topics"],
+  ["/data", "Data"],
   ["/members", "Members"],
 ];
 
@@ -131,6 +133,7 @@ const PAGES: Array<[string, (p: P) => JSX.Element]> = [
   ["/keys", () => <ApiKeysPage />],
   ["/admins", () => <AdminsPage />],
   ["/apps/:app/members", (p) => <MembersPage appId={p.app!} />],
+  ["/apps/:app/data", (p) => <DataPage appId={p.app!} />],
   ["/apps/:app", (p) => <AppSettings appId={p.app!} />],
   ["/apps/:app/scripts", (p) => <ScriptsPage appId={p.app!} />],
   ["/apps/:app/scripts/new", (p) => <ScriptEditorPage appId={p.app!} scriptId={null} />],
