@@ -70,6 +70,9 @@ describe("script-platform /metrics", () => {
       }),
     ).toBe(1);
     for (const raw of ["secret-tail", appId, "/hello/"]) expect(text).not.toContain(raw);
+    // The engine registers its worker pool (runtime provider): the gauges read it live.
+    expect(sampleValue(samples, "platform_worker_pool_size")).toBeGreaterThan(0);
+    expect(sampleValue(samples, "platform_worker_pool_busy")).toBeGreaterThanOrEqual(0);
   });
 
   it("moves the outbox depth and unresolved dead-letter gauges with the database", async () => {
