@@ -1,6 +1,6 @@
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeTimetable, TT_SCHOOL, TT_SECRET, TT_USER } from "./fakes/timetable.js";
+import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
 import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
 
 /** A parent's WebUntis key (LEGAL_GUARDIAN with two children) behind the bridge. */
@@ -12,10 +12,7 @@ async function parentBridge(at: string, env: Record<string, string> = {}) {
   const h = await startHarness({
     clock,
     env: {
-      TIMETABLE_SERVER: fake.url,
-      TIMETABLE_SCHOOL: TT_SCHOOL,
-      TIMETABLE_USER: TT_USER,
-      TIMETABLE_SECRET: TT_SECRET,
+      ...timetableEnv(fake.url),
       ...env,
     },
   });

@@ -2,7 +2,7 @@ import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TimetableClient, TimetableError } from "../src/upstream/timetable.js";
 import { base32Decode, hotp, totp } from "../src/upstream/totp.js";
-import { FakeTimetable, TT_SCHOOL, TT_SECRET, TT_USER } from "./fakes/timetable.js";
+import { FakeTimetable, TT_SCHOOL, TT_SECRET, TT_USER, timetableEnv } from "./fakes/timetable.js";
 import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
 
 describe("TOTP (RFC 6238)", () => {
@@ -103,10 +103,7 @@ describe("timetable tools", () => {
     h = await startHarness({
       clock,
       env: {
-        TIMETABLE_SERVER: fake.url,
-        TIMETABLE_SCHOOL: TT_SCHOOL,
-        TIMETABLE_USER: TT_USER,
-        TIMETABLE_SECRET: TT_SECRET,
+        ...timetableEnv(fake.url),
       },
     });
     await h.listen();

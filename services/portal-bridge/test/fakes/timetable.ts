@@ -21,6 +21,14 @@ export const TT_SCHOOL = "demo-school";
 export const TT_USER = "ada.lovelace";
 const MAX_SKEW_MS = 60_000;
 
+/** The bridge's TIMETABLE_* variables for a fake listening at `url`. */
+export const timetableEnv = (url: string) => ({
+  TIMETABLE_SERVER: url,
+  TIMETABLE_SCHOOL: TT_SCHOOL,
+  TIMETABLE_USER: TT_USER,
+  TIMETABLE_SECRET: TT_SECRET,
+});
+
 export interface SeenCall {
   method: string;
   query: Record<string, string>;
