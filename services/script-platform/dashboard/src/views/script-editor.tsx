@@ -27,6 +27,13 @@ const NEW_TS_SOURCE = `export default async function (ctx: Context): Promise<Scr
 `;
 type Language = "javascript" | "typescript";
 
+/** The list shows "Line N, column C:" itself: drop the same location from the server's sentence. */
+export function withoutLocation(message: string): string {
+  return message
+    .replace(/^Line \d+(, column \d+)?: /, "")
+    .replace(/^(Syntax error|TypeScript) at line \d+, column \d+: /, "$1: ");
+}
+
 /** The line-bearing problems of a 422 answer: `{line, column?}` on the error or an `errors` list. */
 export function problemsFrom(err: unknown): SourceProblem[] {
   if (!(err instanceof ApiError) || err.status !== 422) return [];
@@ -38,7 +45,7 @@ export function problemsFrom(err: unknown): SourceProblem[] {
           {
             line: e.line,
             column: typeof e.column === "number" ? e.column : undefined,
-            message: typeof e.message === "string" ? e.message : body.message,
+            message: withoutLocation(typeof e.message === "string" ? e.message : body.message),
           },
         ]
       : [],

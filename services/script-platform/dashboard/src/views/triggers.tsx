@@ -42,6 +42,13 @@ function describeDetail(t: Trigger): string {
     .join(" · ");
 }
 
+/** The trigger's effective retry policy (the API fills in the platform defaults). */
+function describeRetry(r: unknown): string {
+  const p = r as { max_attempts?: number; backoff_ms?: number; max_backoff_ms?: number } | null | undefined;
+  if (!p || typeof p.max_attempts !== "number") return "";
+  return `retry: ${p.max_attempts} attempts, first delay ${p.backoff_ms} ms doubling up to ${p.max_backoff_ms} ms`;
+}
+
 export function TriggersPage({ appId }: { appId: string }) {
   const triggers = usePaged<Trigger>((cursor) => `apps/${appId}/triggers${qs({ cursor })}`, [appId]);
   const scripts = useResource(() => allScripts(appId), [appId]);
@@ -63,6 +70,9 @@ export function TriggersPage({ appId }: { appId: string }) {
                 </span>
               </div>
               <span class="muted small">{describeDetail(t)}</span>
+              <span class="muted small" data-testid="trigger-retry">
+                {describeRetry(t.retry)}
+              </span>
               <div class="row">
                 <button
                   type="button"
@@ -149,7 +159,13 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
           const r = parseJsonField("Retry", retry);
           if (r !== undefined) body.retry = r;
           await api.post(`apps/${props.appId}/triggers/${kind}`, body);
+          // A fresh form for the next trigger (the kind and script stay: often several alike).
+          setCollection("*");
+          setOperations([]);
+          setTopic("");
           setInboundSecret("");
+          setRetry("");
+          setEnabled(true);
           props.onCreated();
         });
       }}
@@ -246,7 +262,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
       )}
       <Field
         label="Retry (JSON, optional)"
-        hint='{"max_attempts": 5, "backoff_ms": 1000, "max_backoff_ms": 60000}'
+        hint='Empty: the platform defaults (5 attempts, 1000 ms doubling up to 300000 ms unless PLATFORM_TRIGGER_* say otherwise), e.g. {"max_attempts": 3, "backoff_ms": 2000}'
       >
         <input name="retry" value={retry} onInput={(e) => setRetry(e.currentTarget.value)} />
       </Field>
