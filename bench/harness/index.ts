@@ -237,6 +237,11 @@ export class Bench {
       ...(base ? { baseline: base.label, ratio: r.reqPerSec / base.reqPerSec } : {}),
     };
     this.loads.push(row);
+    // A client that used a whole core was the bottleneck: the server figure is then only a floor.
+    if (row.loaderCores > 0.9)
+      this.note(
+        `${label}: the load generator used ${row.loaderCores.toFixed(2)} cores, so it may have limited the rate (a floor, not the server's ceiling)`,
+      );
     process.stdout.write(
       `  measured ${label}: ${fmt(row.reqPerSec)} req/s, p50 ${row.p50Ms} ms, p99 ${row.p99Ms} ms, ${fmt(row.cpuMsPerReq, 3)} ms CPU/req\n`,
     );
