@@ -1,9 +1,9 @@
 import { toIso } from "@app/kit/clock";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
-import { normalizeTagFilter } from "../uploads/hashtags.js";
 import * as repo from "./repository.js";
 import { type FeedItem, loadFeedItems } from "./serialize.js";
+import { normalizeTagFilter } from "./tags.js";
 
 export const FEED_LIMIT_DEFAULT = 30;
 export const FEED_LIMIT_MAX = 100;

@@ -1,8 +1,9 @@
 import { validationFailed } from "@app/kit/errors";
 
+import { MAX_HASHTAG_LENGTH, TAG_RE } from "../feed/tags.js";
+
+export { MAX_HASHTAG_LENGTH, normalizeTagFilter } from "../feed/tags.js";
 export const MAX_HASHTAGS = 30;
-export const MAX_HASHTAG_LENGTH = 50;
-const TAG_RE = /^[A-Za-z0-9_]+$/;
 
 /**
  * The one hashtag rule for upload, edit and comment paths: split on commas/whitespace, trim,
@@ -28,10 +29,4 @@ export function normalizeHashtags(
   if (tags.size > MAX_HASHTAGS)
     throw validationFailed(field, `At most ${MAX_HASHTAGS} hashtags are allowed.`);
   return [...tags].sort();
-}
-
-/** Normalise one tag for a feed filter (same rules; an invalid tag simply matches nothing). */
-export function normalizeTagFilter(input: string): string | null {
-  const tag = input.trim().replace(/^#/, "").toLowerCase();
-  return tag !== "" && tag.length <= MAX_HASHTAG_LENGTH && TAG_RE.test(tag) ? tag : null;
 }

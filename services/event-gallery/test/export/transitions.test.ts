@@ -51,7 +51,20 @@ describe("download ticket store", () => {
   let t: Awaited<ReturnType<typeof galleryDb>>;
   beforeAll(async () => {
     t = await galleryDb();
-    await t.users("u1", "u", "new", ...Array.from({ length: TICKET_CAP }, (_, i) => `x${i}`));
+    await t.users("u1", "u", "new");
+    const now = new Date().toISOString();
+    const xs = Array.from({ length: TICKET_CAP }, (_, i) => ({
+      id: `x${i}`,
+      display_name: `x${i}`,
+      display_name_key: `x${i}`,
+      created_at: now,
+      updated_at: now,
+    }));
+    for (let i = 0; i < xs.length; i += 200)
+      await t.database.db
+        .insertInto("users")
+        .values(xs.slice(i, i + 200))
+        .execute();
   });
   afterAll(async () => t.cleanup());
 
@@ -62,8 +75,20 @@ describe("download ticket store", () => {
       await store.issue({ kind: "zip", userId: "u1", sessionId: "s1" });
     await expect(store.issue({ kind: "zip", userId: "u1", sessionId: "s1" })).rejects.toThrow(/Too many/);
     expect(await store.outstanding("u1")).toBe(TICKETS_PER_SESSION);
-    for (let i = 0; i < TICKET_CAP - TICKETS_PER_SESSION; i++)
-      await store.issue({ kind: "html", userId: `x${i}`, sessionId: `other-${i}` });
+    // Fill the store to its cap in bulk (other sessions' live tickets).
+    const filler = Array.from({ length: TICKET_CAP - TICKETS_PER_SESSION }, (_, i) => ({
+      ticket_hash: `filler-${i}`,
+      purpose: "download" as const,
+      kind: "html",
+      user_id: `x${i}`,
+      session_id: `other-${i}`,
+      expires_at: clock.now() + TICKET_TTL_MS,
+    }));
+    for (let i = 0; i < filler.length; i += 200)
+      await t.database.db
+        .insertInto("tickets")
+        .values(filler.slice(i, i + 200))
+        .execute();
     let refused: unknown = null;
     try {
       await store.issue({ kind: "zip", userId: "new", sessionId: "new" });

@@ -1,7 +1,6 @@
 import type { Migration } from "@app/kit/db";
 
-// Owned by: gallery-core helper (additions to the schema after 001). Placeholder until used;
-// once a build containing a real version ships, it is never edited again.
+// Shipped as a no-op (core additions after 001); never edited again: new schema goes into a new numbered file.
 export const migration: Migration = {
   version: 4,
   name: "core_additions",

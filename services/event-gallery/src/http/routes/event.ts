@@ -2,7 +2,7 @@ import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
-import { applyTransition, hostEventView, type Transition } from "../../event/transitions.js";
+import { applyTransition, hostEventView, type Transition } from "../../export/transitions.js";
 import type { ExportWorker } from "../../export/worker.js";
 import { auth } from "../route-auth.js";
 import { EventInfo, HostEvent } from "../schemas.js";

@@ -1,12 +1,13 @@
 import { conflict } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
-import { keepsakeEstimate } from "../export/builder.js";
-import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "../export/repo.js";
-import { type EventRow, type EventView, eventView, getEvent } from "./state.js";
-import { auditEventAction, lockEventRow, setReleased, setUploadsLocked } from "./transitions-repo.js";
+import { type EventRow, type EventView, eventView, getEvent } from "../event/state.js";
+import { auditEventAction, lockEventRow, setReleased, setUploadsLocked } from "../event/transitions-repo.js";
+import { keepsakeEstimate } from "./builder.js";
+import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "./repo.js";
 
 /**
- * The host's event transitions (seed "States and transitions / Event"):
+ * The host's event transitions (seed "States and transitions / Event"), here in export/ because a
+ * release arms the keepsake (event/ holds the event row and never imports export/):
  * open ⇄ locked (uploads only), open/locked → released (locked, keepsake armed), released → open.
  * Each runs in one write transaction; bus events go out after the commit.
  */
