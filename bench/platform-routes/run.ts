@@ -1,61 +1,21 @@
-// Route table lookups: host → app → route, on a table of 10,000 routes (the per-app cap) spread
-// over exact, param and prefix kinds and three host buckets. Prints lookups per second and the
-// time to rebuild the table from rows (what every route change costs each node).
-import { parseHost, parsePath } from "../../services/script-platform/src/control/route-patterns.js";
-import {
-  buildSnapshot,
-  matchIn,
-  type RouteView,
-} from "../../services/script-platform/src/control/route-table.js";
+// Route table lookups and rebuilds (bench/platform-routes/measure.ts), measured in a process of
+// its own through the harness, which prints the machine and load and writes the JSON result.
+import { startBench } from "../harness/index.js";
+import type { RouteFigures } from "./measure.js";
 
-const APP = "app";
-const domains = [
-  { app_id: APP, host: "example.com", kind: "exact" },
-  { app_id: APP, host: "api.example.com", kind: "exact" },
-  { app_id: APP, host: "*.example.com", kind: "wildcard" },
-];
-const routes: RouteView[] = [];
-for (let i = 0; i < 10_000; i++) {
-  const kind = i % 3;
-  const path = kind === 0 ? `/r${i}/x` : kind === 1 ? `/r${i}/:id` : `/r${i}/*`;
-  const hostKind = (["any", "strict", "wildcard"] as const)[i % 3 === 0 ? 0 : i % 2 === 0 ? 1 : 2];
-  const host = hostKind === "strict" ? "api.example.com" : hostKind === "wildcard" ? "*.example.com" : null;
-  const p = parsePath(path);
-  routes.push({
-    id: `r${i}`,
-    app_id: APP,
-    script_id: `s${i}`,
-    host_kind: hostKind,
-    host: parseHost(hostKind, host),
-    path_kind: p.path_kind,
-    path: p.path,
-    method: i % 5 === 0 ? "ANY" : "GET",
-    dispatch_mode: "sync",
-    created_at: new Date(1_700_000_000_000 + i).toISOString(),
-  });
-}
-
-let t0 = performance.now();
-const builds = 20;
-let snap = buildSnapshot(domains, routes);
-for (let i = 1; i < builds; i++) snap = buildSnapshot(domains, routes);
-const buildMs = (performance.now() - t0) / builds;
-
-const requests: [string, string][] = [];
-for (let i = 0; i < 1000; i++) {
-  const n = (i * 7919) % 10_000;
-  const host = ["example.com", "api.example.com", "a.b.example.com"][i % 3] as string;
-  requests.push([host, n % 3 === 0 ? `/r${n}/x` : n % 3 === 1 ? `/r${n}/42` : `/r${n}/a/b`]);
-}
-const N = 200_000;
-let hits = 0;
-t0 = performance.now();
-for (let i = 0; i < N; i++) {
-  const [host, path] = requests[i % requests.length] as [string, string];
-  if (matchIn(snap, host, "GET", path)) hits++;
-}
-const ms = performance.now() - t0;
-console.log(`route table: 10,000 routes, rebuild ${buildMs.toFixed(1)} ms`);
-console.log(
-  `route match: ${Math.round((N / ms) * 1000).toLocaleString("en")} lookups/s (${((ms * 1000) / N).toFixed(2)} µs each, ${hits} of ${N} matched)`,
+const bench = startBench(
+  "platform-routes",
+  "host → app → route lookups on a 10,000-route table, and its rebuild",
 );
+const { value: f, cpuS } = await bench.task<RouteFigures>(
+  new URL("./measure.ts", import.meta.url),
+  "measureRoutes",
+).result;
+bench.figure({ label: "route table rebuild, 10,000 routes (mean of 20)", value: f.buildMs, unit: "ms" });
+bench.figure({
+  label: "route match",
+  value: f.lookupsPerSec,
+  unit: "lookups/s",
+  note: `${f.usEach.toFixed(2)} µs each, ${f.hits} of ${f.lookups} matched; ${cpuS.toFixed(2)} s CPU in the measuring process`,
+});
+await bench.finish();
