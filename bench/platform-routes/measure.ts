@@ -1,6 +1,7 @@
-// Route table lookups (run by bench/platform-routes/run.ts in a process of its own): host → app → route, on a table of 10,000 routes (the per-app cap) spread
-// over exact, param and prefix kinds and three host buckets. Prints lookups per second and the
-// time to rebuild the table from rows (what every route change costs each node).
+// Route table lookups: host → app → route, on a table of 10,000 routes (the per-app cap) spread
+// over exact, param and prefix kinds and three host buckets: lookups per second and the time to
+// rebuild the table from rows (what every route change costs each node). Run by run.ts through
+// the harness, in a process of its own.
 import { parseHost, parsePath } from "../../services/script-platform/src/control/route-patterns.js";
 import {
   buildSnapshot,
