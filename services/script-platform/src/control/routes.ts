@@ -59,6 +59,22 @@ export function createRoutes(deps: RoutesDeps) {
   const scripts = scriptsRepo(database);
   const apps = appsRepo(database);
 
+  /**
+   * A strict-host route on a host that another app claims could never match (the Host header
+   * selects that app first): refuse it with the reason instead of storing a dead route.
+   */
+  function refuseForeignHost(appId: string, pattern: RoutePattern): void {
+    if (pattern.host_kind !== "strict" || !pattern.host) return;
+    const owner = routeTable.resolveHost(pattern.host);
+    if (owner && owner !== appId)
+      throw new AppError(
+        422,
+        "host_claimed_by_other_app",
+        `The host ${pattern.host} is claimed by another app, so requests to it never reach this app's routes; claim a host of this app or use host_kind "any".`,
+        { field: "host" },
+      );
+  }
+
   async function findConflict(db: Db, appId: string, pattern: RoutePattern): Promise<RouteView | null> {
     const rows = await db
       .selectFrom("routes")
@@ -134,6 +150,7 @@ export function createRoutes(deps: RoutesDeps) {
           throw conflict("limit_reached", `An app may have at most ${MAX_ROUTES_PER_APP} routes.`, {
             limit: MAX_ROUTES_PER_APP,
           });
+        refuseForeignHost(script.app_id, pattern);
         const clash = await findConflict(trx, script.app_id, pattern);
         if (clash) throw conflictError(clash);
         const row = {

@@ -231,6 +231,28 @@ describe("authoring: TypeScript scripts, versions, restore, draft runs, SDK decl
     ).toEqual(["b"]);
   });
 
+  it("refuses a strict-host route on a host another app claims, with the reason", async () => {
+    const other = (await h.call("POST", "/api/v1/admin/apps", { slug: "authoring-other" })).json().id;
+    expect(
+      (await h.call("POST", `/api/v1/admin/apps/${other}/domains`, { host: "theirs.test" })).statusCode,
+    ).toBe(201);
+    expect(
+      (await h.call("POST", `/api/v1/admin/apps/${appId}/domains`, { host: "ours.test" })).statusCode,
+    ).toBe(201);
+    const s = (await create({ name: "strict-host", source: JS_V1 })).json();
+    const route = (host: string) =>
+      h.call("POST", `/api/v1/admin/scripts/${s.id}/routes`, {
+        path: `/p-${host}`,
+        host_kind: "strict",
+        host,
+      });
+    const refused = await route("theirs.test");
+    expect(refused.statusCode).toBe(422);
+    expect(refused.json().error).toMatchObject({ code: "host_claimed_by_other_app", field: "host" });
+    expect((await route("ours.test")).statusCode).toBe(201);
+    expect((await route("nobody.test")).statusCode).toBe(201);
+  });
+
   it("serves the SDK declarations openly", async () => {
     const res = await h.call("GET", "/api/v1/sdk/types.d.ts", undefined, null);
     expect(res.statusCode).toBe(200);
