@@ -49,6 +49,10 @@ export const Item = z
     preview_url: z.string().nullable(),
     display_url: z.string().nullable(),
     thumbnail_url: z.string().nullable(),
+    approval: z
+      .enum(["approved", "pending"])
+      .optional()
+      .describe("pending: only the uploader and hosts see it"),
   })
   .meta({ id: "Upload" });
 export const UploadBody = z.object({ upload: Item });
@@ -58,6 +62,8 @@ export const FeedPage = z.object({
   next_cursor: z.string().nullable(),
   delta_cursor: z.string(),
 });
+/** `/feed?mine=1`: the caller's own uploads, pending ones included. */
+export const MyUploads = z.object({ items: z.array(Item), next_cursor: z.string().nullable() });
 export const Delta = z.object({
   items: z.array(Item),
   changes: z.array(Item),

@@ -1,9 +1,11 @@
-import { parseInput } from "@app/kit/validate";
+import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { listUploaders, readDelta, readFeed } from "../../feed/feed.js";
 import { readMine } from "../../premoderation/service.js";
+import { auth } from "../route-auth.js";
+import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
 
 // Query strings: unknown parameters are ignored (cache busters); every value is bounded.
 const q = z.string().max(4_000).optional();
@@ -12,21 +14,35 @@ const DeltaQuery = z.object({ limit: q, cursor: q });
 
 /** GET /feed, /feed/delta, /uploaders. */
 export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
-  app.get("/feed", async (req) => {
-    const user = await ctx.auth.requireUser(req);
-    const query = parseInput(FeedQuery, req.query ?? {});
-    // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
-    if (query.mine === "1" || query.mine === "true") return readMine(ctx, user, query);
-    return readFeed(ctx, user, query);
-  });
+  const api = typed(app);
+  api.get(
+    "/feed",
+    {
+      config: auth.user,
+      schema: {
+        querystring: FeedQuery,
+        response: { 200: z.union([FeedPage, MyUploads]), ...errors(401, 422, 429) },
+      },
+    },
+    async (req) => {
+      // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
+      if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
+      return readFeed(ctx, req.principal, req.query);
+    },
+  );
 
-  app.get("/feed/delta", async (req) => {
-    const user = await ctx.auth.requireUser(req);
-    return readDelta(ctx, user, parseInput(DeltaQuery, req.query ?? {}));
-  });
+  api.get(
+    "/feed/delta",
+    {
+      config: auth.user,
+      schema: { querystring: DeltaQuery, response: { 200: Delta, ...errors(401, 422, 429) } },
+    },
+    async (req) => readDelta(ctx, req.principal, req.query),
+  );
 
-  app.get("/uploaders", async (req) => {
-    await ctx.auth.requireUser(req);
-    return listUploaders(ctx);
-  });
+  api.get(
+    "/uploaders",
+    { config: auth.user, schema: { response: { 200: Uploaders, ...errors(401) } } },
+    async () => listUploaders(ctx),
+  );
 }

@@ -1,6 +1,6 @@
 import { notFound } from "@app/kit/errors";
 import { sendFileWithRange } from "@app/kit/http";
-import { parseInput } from "@app/kit/validate";
+import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
@@ -9,22 +9,37 @@ import { isMediaPath } from "../../media/guard.js";
 import { resolveMedia } from "../../media/serve.js";
 
 const IdParams = z.object({ id: z.string().max(64) });
+// `?t=`: the media token from feed item URLs, for <img> and <video> tags (read by the auth hook).
+const MediaQuery = z.object({ t: z.string().optional() });
 
 /** GET /upload/{id}/original|preview|display|thumbnail: gated (bearer or `?t=` media token), Range. */
 export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
   for (const variant of MEDIA_VARIANTS) {
-    app.get(`/upload/:id/${variant}`, async (req, reply) => {
-      const user = await ctx.auth.requireUser(req, { allowMediaToken: true });
-      const { id } = parseInput(IdParams, req.params);
-      const file = await resolveMedia(ctx, id, variant, user);
-      return sendFileWithRange(reply, {
-        path: file.path,
-        size: file.size,
-        contentType: file.contentType,
-        rangeHeader: req.headers.range,
-        headers: file.headers,
-      });
-    });
+    typed(app).get(
+      `/upload/:id/${variant}`,
+      {
+        config: { auth: { allowMediaToken: true } },
+        schema: {
+          params: IdParams,
+          querystring: MediaQuery,
+          response: {
+            200: binary("application/octet-stream", `The ${variant} (image or video)`),
+            206: binary("application/octet-stream", "The requested range"),
+            ...errors(401, 404, 416),
+          },
+        },
+      },
+      async (req, reply) => {
+        const file = await resolveMedia(ctx, req.params.id, variant, req.principal);
+        return sendFileWithRange(reply, {
+          path: file.path,
+          size: file.size,
+          contentType: file.contentType,
+          rangeHeader: req.headers.range,
+          headers: file.headers,
+        });
+      },
+    );
   }
 }
 

@@ -1,5 +1,7 @@
 import { AppError } from "@app/kit/errors";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { endWhenIdle } from "../../uploads/idle.js";
 import {
@@ -14,11 +16,16 @@ import {
   terminateResumable,
   UploadKeyLocks,
 } from "../../uploads/resumable.js";
+import { auth } from "../route-auth.js";
+import { UploadBody } from "../schemas.js";
 
 const TUS_VERSION = "1.0.0";
 const TUS_EXTENSIONS = "creation,expiration,termination";
 const BASE = "/api/v1/uploads";
 const OFFSET_OCTETS = "application/offset+octet-stream";
+// tus speaks in headers (Tus-Resumable, Upload-Length, Upload-Offset, Upload-Metadata, Location).
+const KeyParams = z.object({ key: z.string() });
+const tusRefusals = errors(401, 403, 404, 409, 410, 412, 413, 415, 422, 429);
 
 /**
  * tus 1.0.0 (core, creation, expiration, termination) at /uploads. The route only translates
@@ -29,7 +36,8 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
   const locks = new UploadKeyLocks();
   const idleMs = ctx.config.GALLERY_UPLOAD_IDLE_S * 1000;
 
-  app.register(async (scope) => {
+  app.register(async (untyped) => {
+    const scope = typed(untyped);
     // PATCH bodies are streamed by the handler, never buffered; any other type is refused there.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", (_req, _payload, done) => done(null));
@@ -42,7 +50,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       }
     });
 
-    scope.options("/uploads", async (_req, reply) => {
+    scope.options("/uploads", { schema: { response: { 204: NoBody } } }, async (_req, reply) => {
       const settings = await ctx.settings.all();
       return reply
         .code(204)
@@ -52,8 +60,13 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
         .send();
     });
 
-    scope.post("/uploads", async (req, reply) => {
-      const user = await ctx.auth.requireUser(req, { write: true });
+    const creation = {
+      description:
+        "tus creation: Upload-Length and Upload-Metadata (client_upload_id, caption, hashtags, filename).",
+      response: { 201: NoBody, 200: UploadBody, ...tusRefusals },
+    };
+    scope.post("/uploads", { config: auth.writer, schema: creation }, async (req, reply) => {
+      const user = req.principal;
       if (req.headers["upload-defer-length"] !== undefined)
         throw invalidBody("Upload-Defer-Length is not supported; send Upload-Length.");
       const length = headerInt(req, "upload-length");
@@ -66,14 +79,19 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       return reply.code(201).send();
     });
 
-    scope.head("/uploads/:key", async (req, reply) => {
-      const user = await ctx.auth.requireUser(req);
-      const state = await resumableStatus(ctx, user, locks, (req.params as { key: string }).key);
+    const status = { params: KeyParams, response: { 200: NoBody, ...errors(401, 404, 410, 412) } };
+    scope.head("/uploads/:key", { config: auth.user, schema: status }, async (req, reply) => {
+      const state = await resumableStatus(ctx, req.principal, locks, req.params.key);
       return tusHeaders(reply, state).header("cache-control", "no-store").code(200).send();
     });
 
-    scope.patch("/uploads/:key", async (req, reply) => {
-      const user = await ctx.auth.requireUser(req, { write: true });
+    const append = {
+      description: `tus append: the bytes as ${OFFSET_OCTETS} at Upload-Offset; the last PATCH answers {upload}.`,
+      params: KeyParams,
+      response: { 204: NoBody, 201: UploadBody, 200: UploadBody, ...tusRefusals },
+    };
+    scope.patch("/uploads/:key", { config: auth.writer, schema: append }, async (req, reply) => {
+      const user = req.principal;
       const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
       if (type !== OFFSET_OCTETS)
         throw new AppError(415, "unsupported_media_type", `Send the bytes as ${OFFSET_OCTETS}.`);
@@ -83,7 +101,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       const keepIdle = endWhenIdle(req.raw, idleMs);
       try {
         const result = await appendResumable(ctx, user, locks, {
-          key: (req.params as { key: string }).key,
+          key: req.params.key,
           offset,
           declaredBytes: headerInt(req, "content-length"),
           body: req.raw,
@@ -93,7 +111,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
         return reply.code(result.status).send({ upload: result.upload });
       } catch (err) {
         if (err instanceof ClientGone) {
-          req.log.info({ upload_key: (req.params as { key: string }).key }, "upload request ended early");
+          req.log.info({ upload_key: req.params.key }, "upload request ended early");
           return reply.hijack();
         }
         throw err;
@@ -102,9 +120,9 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       }
     });
 
-    scope.delete("/uploads/:key", async (req, reply) => {
-      const user = await ctx.auth.requireUser(req, { write: true });
-      await terminateResumable(ctx, user, (req.params as { key: string }).key);
+    const termination = { params: KeyParams, response: { 204: NoBody, ...errors(401, 403, 404, 410, 412) } };
+    scope.delete("/uploads/:key", { config: auth.writer, schema: termination }, async (req, reply) => {
+      await terminateResumable(ctx, req.principal, req.params.key);
       return reply.code(204).send();
     });
   });
