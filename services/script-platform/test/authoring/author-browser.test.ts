@@ -1,0 +1,210 @@
+import { mkdir, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { loadEnv } from "@app/kit/config";
+import { createTestEnv } from "@app/kit/db/testing";
+import { captureLogger } from "@app/kit/logger";
+import { launchChromium } from "@app/kit/testing/browser";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BuiltApp, buildApp } from "../../src/app.js";
+import { envSpec } from "../../src/config.js";
+
+const DASHBOARD = fileURLToPath(new URL("../../dashboard/", import.meta.url));
+const ARTIFACTS = fileURLToPath(new URL("../../.test-artifacts/authoring/", import.meta.url));
+const ADMIN = { username: "author", password: "correct horse battery staple" };
+
+async function newestMtime(dir: string): Promise<number> {
+  let newest = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
+    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs);
+  return newest;
+}
+
+/** Build the dashboard when dist is missing or older than its sources (as the dashboard test does). */
+async function ensureDashboardBuilt(): Promise<void> {
+  const built = await stat(join(DASHBOARD, "dist", "index.html")).then(
+    (s) => s.mtimeMs,
+    () => 0,
+  );
+  if (built > (await newestMtime(join(DASHBOARD, "src")))) return;
+  const { build } = await import("vite");
+  await build({ root: DASHBOARD, configFile: join(DASHBOARD, "vite.config.ts"), logLevel: "warn" });
+}
+
+const RUNTIME_BUG = `interface Visit { page: string }
+export default async function (ctx: Context) {
+  const last: Visit | null = null as Visit | null;
+  return { statusCode: 200, body: { page: (last as Visit).page } };
+}
+`;
+const FIXED = `interface Visit { page: string }
+export default async function (ctx: Context) {
+  const visits = kv.collection("visits");
+  await visits.set("last", { page: ctx.request?.path ?? "/" });
+  return { statusCode: 200, body: await visits.get("last") };
+}
+`;
+
+describe("the author's path in Chromium: TypeScript, completion, draft runs, versions, live tail, API keys", () => {
+  let built: BuiltApp;
+  let cleanup: () => Promise<void>;
+  let browser: Browser;
+  let origin: string;
+  let appId: string;
+
+  async function openPage(viewport: { width: number; height: number }) {
+    const page = await browser.newPage({ viewport });
+    page.setDefaultTimeout(15_000);
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    page.on("dialog", (d) => void d.accept());
+    await page.goto(`${origin}/admin/`);
+    await page.fill('input[name="username"]', ADMIN.username);
+    await page.fill('input[name="password"]', ADMIN.password);
+    await page.click('button[type="submit"]');
+    await page.getByRole("button", { name: "Log out" }).waitFor();
+    return { page, errors };
+  }
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  async function setSource(page: Page, source: string) {
+    await page.locator(".cm-content").click();
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.insertText(source);
+  }
+
+  beforeAll(async () => {
+    const env = await createTestEnv("script_platform");
+    cleanup = env.cleanup;
+    await Promise.all([ensureDashboardBuilt(), mkdir(ARTIFACTS, { recursive: true })]);
+    const config = loadEnv(envSpec, {
+      DATA_DIR: env.dataDir,
+      DATABASE_URL: env.databaseUrl,
+      PLATFORM_ADMIN_USERNAME: ADMIN.username,
+      PLATFORM_ADMIN_PASSWORD: ADMIN.password,
+      PLATFORM_TRIGGER_MAX_ATTEMPTS: "1",
+    });
+    built = await buildApp(config, { logger: captureLogger().logger });
+    await built.app.listen({ host: "127.0.0.1", port: 0 });
+    const port = (built.app.server.address() as { port: number }).port;
+    origin = `http://localhost:${port}`;
+    const app = await built.ctx.database.db
+      .selectFrom("apps")
+      .select("id")
+      .where("slug", "=", "default")
+      .executeTakeFirst();
+    appId = app?.id ?? "";
+    browser = await launchChromium();
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await built?.app.close();
+    await built?.close();
+    await cleanup?.();
+  });
+
+  it("writes TypeScript with completion, runs the draft, sees the error line, fixes, saves, restores", async () => {
+    const { page, errors } = await openPage({ width: 1366, height: 900 });
+    await page.goto(`${origin}/admin/apps/${appId}/scripts/new`);
+    await page.fill('input[name="name"]', "visits");
+    await page.selectOption('select[name="language"]', "typescript");
+    // Completion from the SDK declarations: kv. → collection.
+    await setSource(page, "export default async function (ctx: Context) {\n  const v = kv.col");
+    await page.keyboard.press("Control+Space");
+    await page.locator(".cm-tooltip-autocomplete li", { hasText: "collection" }).first().waitFor();
+    await shot(page, "01-completion");
+    await page.keyboard.press("Enter");
+    expect(await page.locator(".cm-content").textContent()).toContain("kv.collection(");
+
+    await setSource(page, RUNTIME_BUG);
+    await page.getByRole("button", { name: "Create script" }).click();
+    await page.getByTestId("run-panel").waitFor();
+    await page.getByRole("button", { name: "Run draft" }).click();
+    const runError = page.getByTestId("run-error");
+    await runError.waitFor();
+    expect(await runError.textContent()).toMatch(/script_error at line 4/);
+    await page.locator(".cm-lintRange-error").first().waitFor();
+    await shot(page, "02-runtime-error-at-line");
+
+    await setSource(page, FIXED);
+    await page.getByRole("button", { name: "Run draft" }).click();
+    await page.getByTestId("run-result").locator("text=Status 200").waitFor();
+    expect(await page.getByTestId("run-body").textContent()).toContain('"page": "/"');
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("version 2").waitFor();
+
+    await page.getByRole("button", { name: "View v1" }).click();
+    await page.getByTestId("version-diff").waitFor();
+    await shot(page, "03-version-diff");
+    await page.getByRole("button", { name: "Restore v1" }).click();
+    await page.getByText("version 3").waitFor();
+    expect(await page.locator(".cm-content").textContent()).toContain("(last as Visit).page");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
+  it("follows the live tail while a cron trigger fires, on a phone too", async () => {
+    const script = await built.ctx.database.db
+      .selectFrom("scripts")
+      .select("id")
+      .where("name", "=", "visits")
+      .executeTakeFirst();
+    for (const viewport of [
+      { width: 1366, height: 900 },
+      { width: 390, height: 844 },
+    ]) {
+      const { page, errors } = await openPage(viewport);
+      await page.goto(`${origin}/admin/apps/${appId}/executions`);
+      await page.check('input[name="follow"]');
+      await page.getByTestId("tail-state").locator("text=following").waitFor();
+      if (viewport.width > 1000) {
+        const res = await page.evaluate(
+          `fetch("/api/v1/admin/apps/${appId}/triggers/cron", { method: "POST", headers: { "content-type": "application/json", authorization: "Bearer " + sessionStorage.getItem("platform_admin_token") }, body: JSON.stringify({ script_id: "${script?.id}", schedule: "* * * * * *", timezone: "UTC" }) }).then((r) => r.status)`,
+        );
+        expect(res).toBe(201);
+      }
+      await page
+        .getByTestId("live-executions")
+        .locator("li", { hasText: "cron" })
+        .first()
+        .waitFor({ timeout: 20_000 });
+      await shot(page, `04-live-tail-${viewport.width}`);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  }, 90_000);
+
+  it("creates an API key (secret shown once) and revokes it", async () => {
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1366, height: 900 },
+    ]) {
+      const { page, errors } = await openPage(viewport);
+      await page.goto(`${origin}/admin/keys`);
+      await page.fill('input[name="key_name"]', `ci-${viewport.width}`);
+      await page.getByRole("button", { name: "Create key" }).click();
+      const created = page.getByTestId("new-key");
+      await created.waitFor();
+      expect(await created.locator("code").textContent()).toMatch(/^spk_/);
+      await shot(page, `05-api-key-${viewport.width}`);
+      await page
+        .getByTestId("api-keys")
+        .locator("li", { hasText: `ci-${viewport.width}` })
+        .waitFor();
+      await page
+        .getByTestId("api-keys")
+        .locator("li", { hasText: `ci-${viewport.width}` })
+        .getByRole("button", { name: "Revoke" })
+        .click();
+      await page
+        .getByTestId("api-keys")
+        .locator("li", { hasText: `ci-${viewport.width}` })
+        .waitFor({ state: "detached" });
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
+});
