@@ -43,3 +43,13 @@ export function findAdmin(db: Kysely<GalleryDB>) {
     .orderBy("created_at")
     .executeTakeFirst();
 }
+
+/** Whether the user's PIN reset request is still unanswered. */
+export async function pinResetPending(db: Kysely<GalleryDB>, id: string): Promise<boolean> {
+  const row = await db
+    .selectFrom("users")
+    .select("pin_reset_requested_at")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return Boolean(row?.pin_reset_requested_at);
+}

@@ -163,13 +163,14 @@ describe("database pool exhaustion", () => {
         await held;
       });
       await inside;
-      const res = await g.call("GET", "/me/context", { token: u.token });
+      // A write must wait for the held writer (reads on SQLite use the reader and do not).
+      const res = await g.call("POST", "/stream/ticket", { token: u.token });
       release();
       await tx;
       expect(res.statusCode).toBe(503);
       expect(res.json().error.code).toBe("database_busy");
       expect(Number(res.headers["retry-after"])).toBeGreaterThan(0);
-      expect((await g.call("GET", "/me/context", { token: u.token })).statusCode).toBe(200);
+      expect((await g.call("POST", "/stream/ticket", { token: u.token })).statusCode).toBe(201);
     } finally {
       await g.close();
     }
