@@ -52,76 +52,19 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
   return data as T;
 }
 
-export interface User {
-  id: string;
-  display_name: string;
-  role: "guest" | "host" | "admin";
-  is_banned: boolean;
-}
-export interface EventInfo {
-  name: string;
-  uploads_locked: boolean;
-  released: boolean;
-  keepsake_ready: boolean;
-}
-export interface Me {
-  user: User;
-  event: EventInfo;
-  pin_reset_pending: boolean;
-}
-export interface Item {
-  id: string;
-  uploader: { id: string; display_name: string };
-  caption: string;
-  hashtags: string[];
-  media_type: "image" | "video";
-  created_at: string;
-  like_count: number;
-  comment_count: number;
-  liked_by_me: boolean;
-  compression_status: string;
-  width: number | null;
-  height: number | null;
-  original_url: string | null;
-  preview_url: string | null;
-  display_url: string | null;
-  thumbnail_url: string | null;
-  /** Pre-moderation: "pending" only on the viewer's own uploads and in the host queue. */
-  approval?: "approved" | "pending";
-  mime_type?: string;
-}
-export interface Comment {
-  id: string;
-  upload_id: string;
-  user: { id: string; display_name: string };
-  text: string;
-  created_at: string;
-}
-export interface FeedPage {
-  items: Item[];
-  next_cursor: string | null;
-  delta_cursor: string;
-}
-export interface Delta {
-  items: Item[];
-  changes: Item[];
-  removed_ids: string[];
-  hidden_user_ids: string[];
-  cursor: string;
-  has_more: boolean;
-}
-export interface JobState {
-  status: string;
-  progress_pct: number;
-  ready: boolean;
-  message?: string;
-}
-export interface ExportStatus {
-  released: boolean;
-  epoch: number;
-  zip: JobState;
-  html: JobState;
-}
+// Request and response shapes come from the server's zod schemas (types only: nothing of zod
+// or the server reaches the bundle).
+export type {
+  Comment,
+  Delta,
+  EventInfo,
+  ExportStatus,
+  FeedPage,
+  Item,
+  JobState,
+  Me,
+  User,
+} from "../../src/http/schemas.js";
 
 /** Deliver a keepsake through a hidden same-origin frame (the export endpoints allow SAMEORIGIN). */
 export async function downloadKeepsake(kind: "zip" | "html"): Promise<void> {

@@ -117,6 +117,10 @@ export function qs(params: Record<string, string | number | null | undefined>): 
   return s ? `?${s}` : "";
 }
 
+import type { LoginResult, Script } from "../../src/http/schemas.js";
+
+export type { LoginResult };
+
 /** Every script of an app (for names and pickers); the page cap guards against a list that never ends. */
 export async function allScripts(appId: string): Promise<Script[]> {
   const out: Script[] = [];
@@ -128,11 +132,6 @@ export async function allScripts(appId: string): Promise<Script[]> {
     if (!cursor) break;
   }
   return out;
-}
-
-export interface LoginResult {
-  token: string;
-  expires_at: string;
 }
 
 export async function login(username: string, password: string): Promise<LoginResult> {
@@ -149,97 +148,20 @@ export async function logout(): Promise<void> {
   }
 }
 
-// Resource shapes as the Admin API returns them (fields the dashboard reads).
-export interface Admin {
-  id: string;
-  username: string;
-}
-export interface App {
-  id: string;
-  slug: string;
-  name: string;
-  description?: string | null;
-  created_at?: string;
-}
-export interface Domain {
-  id: string;
-  host: string;
-  created_at?: string;
-}
-export type ScriptKind = "endpoint" | "module";
-export interface Script {
-  id: string;
-  app_id: string;
-  name: string;
-  kind: ScriptKind;
-  source: string;
-  description?: string | null;
-  timeout_seconds?: number | null;
-  sandbox?: Record<string, number> | null;
-  updated_at?: string;
-  language?: "javascript" | "typescript";
-  version?: number;
-}
-export interface Route {
-  id: string;
-  script_id: string;
-  host_kind: "any" | "strict" | "wildcard";
-  host?: string | null;
-  path: string;
-  path_kind?: string;
-  method: string;
-  dispatch_mode: "sync" | "async";
-}
-export type MatchResult =
-  | { matched: true; app_id: string; route: Route; params: Record<string, string>; rest: string }
-  | { matched: false };
-export interface Trigger {
-  id: string;
-  app_id: string;
-  kind: string;
-  script_id: string;
-  enabled: boolean;
-  created_at?: string;
-  [detail: string]: unknown;
-}
-export interface LogLine {
-  level?: string;
-  message?: string;
-  msg?: string;
-  args?: unknown[];
-  at?: string;
-  ts?: string;
-}
-export interface Execution {
-  id: string;
-  script_id?: string;
-  script_name?: string;
-  status: string;
-  invocation_type?: string;
-  started_at?: string;
-  created_at?: string;
-  duration_ms?: number | null;
-  error?: unknown;
-  logs?: LogLine[];
-}
-export interface DeadLetter {
-  id: string;
-  script_id?: string;
-  source_kind?: string;
-  error?: unknown;
-  attempts?: number;
-  created_at?: string;
-  resolution?: string | null;
-  resolved_at?: string | null;
-  execution_id?: string | null;
-  event?: unknown;
-}
-export interface Secret {
-  name: string;
-  updated_at: string;
-}
-export interface Topic {
-  name: string;
-  external: boolean;
-  created_at?: string;
-}
+// Resource shapes come from the server's zod schemas (types only: nothing of zod or the server
+// reaches the bundle).
+export type {
+  Admin,
+  App,
+  DeadLetter,
+  Domain,
+  Execution,
+  LogLine,
+  MatchResult,
+  Route,
+  Script,
+  ScriptKind,
+  Secret,
+  Topic,
+  Trigger,
+} from "../../src/http/schemas.js";

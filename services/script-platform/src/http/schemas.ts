@@ -93,13 +93,19 @@ export const MatchResult = z.union([
     matched: z.literal(true),
     app_id: z.string(),
     script_id: z.string(),
-    route: z.unknown(),
+    route: Route,
     params: z.record(z.string(), z.string()),
     rest: z.string(),
   }),
   z.object({ matched: z.literal(false) }),
 ]);
 
+export const RetryPolicy = z.object({
+  max_attempts: z.number().int(),
+  backoff_ms: z.number().int(),
+  max_backoff_ms: z.number().int(),
+});
+/** A trigger with its kind's detail flattened in (contracts: trigger bodies). */
 export const Trigger = z
   .object({
     id: z.string(),
@@ -107,7 +113,17 @@ export const Trigger = z
     kind: z.string(),
     script_id: z.string(),
     enabled: z.boolean(),
+    retry: RetryPolicy,
     created_at: iso.optional(),
+    registered_by_principal: z.unknown().optional(),
+    collection: z.string().optional().describe("kv, docs, files"),
+    operations: z.array(z.string()).optional().describe("kv, docs, files; empty = all"),
+    topic: z.string().optional().describe("pubsub"),
+    schedule: z.string().optional().describe("cron"),
+    timezone: z.string().optional().describe("cron"),
+    next_due_at: iso.nullable().optional().describe("cron"),
+    has_inbound_secret: z.boolean().optional().describe("email"),
+    detail: z.record(z.string(), z.unknown()).optional().describe("The detail nested (older servers)"),
   })
   .meta({ id: "Trigger" });
 

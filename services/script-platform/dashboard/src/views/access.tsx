@@ -24,10 +24,7 @@ interface ApiKey {
   expires_at?: string | null;
   last_used_at?: string | null;
 }
-interface AdminRow extends Admin {
-  instance_role?: string;
-  is_active?: boolean;
-}
+type AdminRow = Admin;
 
 /** API keys: create with scopes and an optional app binding (the secret is shown once), revoke. */
 export function ApiKeysPage() {
