@@ -23,7 +23,10 @@ export const SETTINGS_SCHEMA: { [K in keyof Settings]: z.ZodType<Settings[K]> } 
   premoderation: z.boolean(),
   welcome_text_en: z.string().trim().max(1000),
   welcome_text_de: z.string().trim().max(1000),
-  accent_color: z.string().regex(/^#[0-9a-fA-F]{6}$/).transform((s) => s.toLowerCase()),
+  accent_color: z
+    .string()
+    .regex(/^#[0-9a-fA-F]{6}$/)
+    .transform((s) => s.toLowerCase()),
   public_url: z
     .string()
     .trim()
