@@ -31,4 +31,18 @@ describe("OpenAPI document of the bridge's HTTP API", () => {
     expect(page.body).toContain("swagger-ui");
     expect(page.body).not.toMatch(/https?:\/\/(?!localhost)/);
   });
+
+  it("covers the OAuth endpoints too when MCP_OAUTH=on", async () => {
+    const o = await startHarness({ env: { MCP_OAUTH: "on", MCP_PUBLIC_URL: "https://bridge.example.org" } });
+    try {
+      const { missing, withoutSchema, doc } = await checkOpenApi(o.built.app, "/api/openapi.json");
+      expect(missing).toEqual([]);
+      expect(withoutSchema).toEqual([]);
+      expect(Object.keys(doc.paths ?? {})).toEqual(
+        expect.arrayContaining(["/oauth/token", "/api/oauth/clients"]),
+      );
+    } finally {
+      await o.close();
+    }
+  });
 });
