@@ -1,47 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { systemClock } from "@app/kit/clock";
 import { launchChromium } from "@app/kit/testing/browser";
 import type { Browser } from "playwright-core";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Gallery, noiseJpeg, startGallery } from "../media/helpers.js";
+import { ARTIFACTS, ensureWebBuilt } from "../web-dist.js";
 import { sha } from "./tus.js";
-
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const ARTIFACTS = join(ROOT, ".test-artifacts");
-
-const newest = (path: string): number => {
-  const st = statSync(path);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return Math.max(st.mtimeMs, ...readdirSync(path).map((n) => newest(join(path, n))));
-};
-
-/** Same rule as the e2e test: rebuild web/dist only when its sources are newer, swapped in whole. */
-async function ensureWebBuilt(): Promise<void> {
-  const web = join(ROOT, "web");
-  const index = join(web, "dist", "index.html");
-  const sources = Math.max(newest(join(web, "src")), newest(join(web, "index.html")));
-  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
-  const side = join(ARTIFACTS, `web-build-${process.pid}`);
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = "production";
-  try {
-    await build({
-      configFile: join(web, "vite.config.ts"),
-      logLevel: "error",
-      build: { outDir: side, emptyOutDir: true },
-    });
-  } finally {
-    process.env.NODE_ENV = nodeEnv;
-  }
-  rmSync(join(web, "dist"), { recursive: true, force: true });
-  renameSync(side, join(web, "dist"));
-}
 
 describe("the upload queue in Chromium", () => {
   let g: Gallery;
@@ -69,7 +37,7 @@ describe("the upload queue in Chromium", () => {
     const ctx = await browser.newContext();
     const page = await ctx.newPage();
     await page.goto(`${base}/`);
-    await page.evaluate((t) => localStorage.setItem("gallery.token", t), token);
+    await page.evaluate(`localStorage.setItem("gallery.token", ${JSON.stringify(token)})`);
     await page.goto(`${base}/`);
     const cdp = await ctx.newCDPSession(page);
     await cdp.send("Network.enable");
@@ -109,16 +77,14 @@ describe("the upload queue in Chromium", () => {
     expect(sha(stored)).toBe(sha(bytes));
     // Nothing left behind: no partial, no IndexedDB entry.
     expect(readdirSync(partials)).toEqual([]);
-    const left = await page.evaluate(
-      () =>
-        new Promise<number>((resolve) => {
-          const req = indexedDB.open("gallery-uploads", 1);
-          req.onsuccess = () => {
-            const r = req.result.transaction("queue").objectStore("queue").count();
-            r.onsuccess = () => resolve(r.result);
-          };
-        }),
-    );
+    // Evaluated in the page (a string: this file is type-checked without the DOM library).
+    const left = await page.evaluate(`new Promise((resolve) => {
+      const req = indexedDB.open("gallery-uploads", 1);
+      req.onsuccess = () => {
+        const r = req.result.transaction("queue").objectStore("queue").count();
+        r.onsuccess = () => resolve(r.result);
+      };
+    })`);
     expect(left).toBe(0);
     await ctx.close();
     execFileSync("rm", ["-f", file]);
