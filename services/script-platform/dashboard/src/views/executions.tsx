@@ -109,12 +109,18 @@ export function ExecutionsPage({ appId }: { appId: string }) {
     >
       <div class="grid filters">
         <Field label="Status">
-          <select name="status" value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+          <select
+            name="status"
+            aria-label="Status"
+            value={status}
+            onChange={(e) => setStatus(e.currentTarget.value)}
+          >
             <option value="">all</option>
             <option value="ok">ok</option>
             <option value="error">error</option>
             <option value="timeout">timeout</option>
             <option value="limit">limit</option>
+            <option value="failed">any failure</option>
           </select>
         </Field>
         <Field label="Script">
