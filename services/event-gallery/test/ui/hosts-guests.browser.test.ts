@@ -222,7 +222,10 @@ describe("hosts and guests in a browser", () => {
 
     // Pending: Ann sees it under "my uploads", marked; Bob sees nothing.
     await ann.click("[data-testid=mine]");
-    await ann.waitForSelector(".tile [data-testid=pending]", { timeout: 10_000 });
+    await ann.waitForSelector(".tile [data-testid=pending]", { timeout: 10_000 }).catch(async (err) => {
+      await shot(ann, "mine-failure");
+      throw new Error(`${err}: page shows ${await ann.textContent("main")}`);
+    });
     await shot(ann, "my-uploads-pending-phone");
     expect(await bob.locator(".tile").count()).toBe(0);
 

@@ -70,9 +70,16 @@ function Header() {
           }}
         >
           <span class="txt">{t("logout")}</span>
-          <span class="ico" aria-hidden="true">
-            ⎋
-          </span>
+          <svg class="ico" aria-hidden="true" viewBox="0 0 24 24" width="22" height="22">
+            <path
+              d="M10 4H5v16h5M15 8l4 4-4 4M19 12H9"
+              fill="none"
+              stroke="currentColor"
+              stroke-width="2"
+              stroke-linecap="round"
+              stroke-linejoin="round"
+            />
+          </svg>
         </button>
       )}
     </header>

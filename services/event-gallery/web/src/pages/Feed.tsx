@@ -1,10 +1,11 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Delta, downloadKeepsake, type Item, type FeedPage as Page } from "../api.js";
 import { me } from "../app-state.js";
-import { type Key, t } from "../i18n.js";
+import { t } from "../i18n.js";
 import { onLive } from "../live.js";
-import { clearDone, enqueue, queue, removeItem, retryItem } from "../queue.js";
+import { enqueue, queue } from "../queue.js";
 import { useStore } from "../store.js";
+import { UploadQueueView } from "../UploadQueueView.js";
 import { Lightbox } from "./Lightbox.js";
 
 interface Filters {
@@ -133,52 +134,6 @@ export function useFeed(filters: Filters) {
   return { items, setItems, more, hasMore: next !== null, loading, reload };
 }
 
-const QUEUE_STATUS: Record<string, Key> = {
-  queued: "queued",
-  uploading: "uploading",
-  done: "done",
-  failed: "failed",
-  locked: "waiting_locked",
-};
-
-/** The upload queue (until the uploads helper's UploadQueueView lands): total, then one line per file. */
-function QueueView() {
-  const q = useStore(queue);
-  const total = q.reduce((n, i) => n + i.size, 0);
-  const sent = q.reduce((n, i) => n + (i.status === "done" ? i.size : i.sent), 0);
-  return (
-    <div class="queue" aria-live="polite">
-      <div class="row">
-        <span>
-          {t("total")}: {total ? Math.floor((sent * 100) / total) : 0}%
-        </span>
-        <progress max={total || 1} value={sent} aria-label={t("total")} />
-        <button type="button" class="link" onClick={clearDone}>
-          {t("clear")}
-        </button>
-      </div>
-      {q.map((i) => (
-        <div class={`row q-${i.status}`} key={i.id}>
-          <span class="fname">{i.name}</span>
-          <progress max={i.size || 1} value={i.status === "done" ? i.size : i.sent} aria-label={i.name} />
-          <span class="qstatus">{t(QUEUE_STATUS[i.status] ?? "queued")}</span>
-          {i.error && <span class="error small">{i.error}</span>}
-          {i.status === "failed" && (
-            <button type="button" class="link" onClick={() => retryItem(i.id)}>
-              {t("retry")}
-            </button>
-          )}
-          {i.status !== "uploading" && i.status !== "done" && (
-            <button type="button" class="link" onClick={() => removeItem(i.id)}>
-              {t("remove")}
-            </button>
-          )}
-        </div>
-      ))}
-    </div>
-  );
-}
-
 /**
  * The upload sheet: caption and hashtags, then the camera or the library. Opened from the
  * floating button so that the photos, not a form, fill the first screen on a phone.
@@ -228,11 +183,11 @@ function UploadSheet({ onClose }: { onClose: () => void }) {
         </label>
         <div class="row sheet-actions">
           <label class="button primary" data-testid="camera">
-            📷 {t("take_photo")}
+            {t("take_photo")}
             <input type="file" accept="image/*,video/*" capture="environment" hidden onChange={pick} />
           </label>
           <label class="button primary" data-testid="library">
-            🖼 {t("from_library")}
+            {t("from_library")}
             <input
               type="file"
               accept="image/*,video/*"
@@ -321,7 +276,7 @@ export function FeedPage() {
       {m?.event.uploads_locked && !m.event.released && <p class="notice">{t("uploads_locked")}</p>}
       {q.length > 0 && (
         <section class="card" aria-label={t("queue_title")}>
-          <QueueView />
+          <UploadQueueView />
         </section>
       )}
       <nav class="filters" aria-label={t("filters")}>
