@@ -62,6 +62,17 @@ export const FeedPage = z.object({
   next_cursor: z.string().nullable(),
   delta_cursor: z.string(),
 });
+/** GET /event/public (open): the event card. */
+export const PublicEvent = z
+  .object({
+    name: z.string(),
+    welcome_text_en: z.string(),
+    welcome_text_de: z.string(),
+    accent_color: z.string().describe("#rrggbb"),
+    cover_url: z.string().nullable(),
+    public_url: z.string().nullable(),
+  })
+  .meta({ id: "PublicEvent" });
 /** `/feed?mine=1`: the caller's own uploads, pending ones included. */
 export const MyUploads = z.object({ items: z.array(Item), next_cursor: z.string().nullable() });
 export const Delta = z.object({

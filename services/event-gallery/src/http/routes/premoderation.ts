@@ -1,36 +1,47 @@
-import { notFound } from "@app/kit/errors";
-import { isUuid } from "@app/kit/ids";
-import { parseInput } from "@app/kit/validate";
+import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { PremoderationService } from "../../premoderation/service.js";
+import { auth } from "../route-auth.js";
+import { MyUploads, UploadBody } from "../schemas.js";
+import { IdParams } from "./social.js";
 
 const q = z.string().max(4_000).optional();
 const PendingQuery = z.object({ limit: q, cursor: q });
 
-/** An id that is not a UUID cannot exist: 404 before any query. */
-function uploadId(params: unknown): string {
-  const id = (params as { id?: unknown } | null)?.id;
-  if (typeof id !== "string" || !isUuid(id)) throw notFound("No such upload.");
-  return id;
-}
-
 /** Pre-moderation queue for hosts (contract "Hosts and guests"). */
-export function registerPremoderationRoutes(app: FastifyInstance, ctx: GalleryContext, premod: PremoderationService) {
-  const host = { minRole: "host", write: true } as const;
-
-  app.get("/host/pending", async (req) => {
-    const user = await ctx.auth.requireUser(req, { minRole: "host" });
-    return premod.listPending(user, parseInput(PendingQuery, req.query ?? {}));
-  });
-  app.post("/host/upload/:id/approve", async (req) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    return { upload: await premod.approve(actor, uploadId(req.params)) };
-  });
-  app.post("/host/upload/:id/reject", async (req, reply) => {
-    const actor = await ctx.auth.requireUser(req, host);
-    await premod.reject(actor, uploadId(req.params));
-    return reply.code(204).send();
-  });
+export function registerPremoderationRoutes(
+  app: FastifyInstance,
+  _ctx: GalleryContext,
+  premod: PremoderationService,
+) {
+  const api = typed(app);
+  api.get(
+    "/host/pending",
+    {
+      config: auth.host,
+      schema: { querystring: PendingQuery, response: { 200: MyUploads, ...errors(401, 403, 422) } },
+    },
+    async (req) => premod.listPending(req.principal, req.query),
+  );
+  api.post(
+    "/host/upload/:id/approve",
+    {
+      config: auth.hostWrite,
+      schema: { params: IdParams(), response: { 200: UploadBody, ...errors(401, 403, 404, 409) } },
+    },
+    async (req) => ({ upload: await premod.approve(req.principal, req.params.id) }),
+  );
+  api.post(
+    "/host/upload/:id/reject",
+    {
+      config: auth.hostWrite,
+      schema: { params: IdParams(), response: { 204: NoBody, ...errors(401, 403, 404, 409) } },
+    },
+    async (req, reply) => {
+      await premod.reject(req.principal, req.params.id);
+      return reply.code(204).send();
+    },
+  );
 }
