@@ -256,7 +256,7 @@ describe("hosts and guests in a browser", () => {
     await host.click("tr[data-name=Bob] [data-testid=demote]");
     await host.waitForSelector("tr[data-name=Bob] .role-guest");
     await host.waitForSelector("[data-testid=audit] li:has-text('made host Bob')");
-    await host.waitForSelector("[data-testid=audit] li:has-text('approved an upload by')");
+    await host.waitForSelector("[data-testid=audit] li:has-text('approved an upload')");
     await shot(host, "host-laptop", true);
 
     // Bob (German) opens the photo: download the original, share through the system sheet.

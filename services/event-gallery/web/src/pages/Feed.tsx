@@ -382,7 +382,7 @@ export function FeedPage() {
       )}
       {canUpload && (
         <button type="button" class="fab primary" data-testid="upload-fab" onClick={() => setSheet(true)}>
-          <span aria-hidden="true">＋</span> {t("upload_fab")}
+          <span aria-hidden="true">+</span> {t("upload_fab")}
         </button>
       )}
       {sheet && <UploadSheet onClose={() => setSheet(false)} />}
