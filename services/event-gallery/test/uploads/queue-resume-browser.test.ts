@@ -96,6 +96,9 @@ describe("the upload queue resumes in Chromium", () => {
     // The restored item is back in the queue from IndexedDB; the network returns in full.
     await page.waitForSelector("[data-queue-item]", { timeout: 30_000 });
     expect(await held()).toBeLessThan(bytes.length);
+    // It shows what the server holds at once (a chunk at this trickle would take over 30 s).
+    const shown = () => page.evaluate(`document.querySelector("[data-queue-item] progress").value`);
+    await expect.poll(shown, { timeout: 20_000 }).toBeGreaterThanOrEqual(CHUNK);
     await page.screenshot({ path: join(ARTIFACTS, "queue-resume-after-reload.png") });
     await upload(-1);
     await expect.poll(() => page.locator(".q-done").count(), { timeout: 120_000 }).toBe(1);

@@ -247,6 +247,12 @@ async function attempt(item: QueueItem, blob: Blob, uploadUrl: string | undefine
       onUploadUrlAvailable() {
         if (upload.url) patchStored(item.id, { uploadUrl: upload.url }).catch(() => {});
       },
+      onAfterResponse(req, res) {
+        // A resume's HEAD says what the server already holds: show it now (after a reload the
+        // item starts at 0), not only when the next chunk completes.
+        const offset = Number.parseInt(res.getHeader("Upload-Offset") ?? "", 10);
+        if (req.getMethod() === "HEAD" && Number.isFinite(offset)) update(item.id, { sent: offset });
+      },
       onChunkComplete(_chunk, accepted) {
         update(item.id, { sent: accepted });
       },
