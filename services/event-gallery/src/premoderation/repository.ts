@@ -46,7 +46,12 @@ export async function countPending(db: Db): Promise<number> {
 }
 
 /** The user's own live uploads, pending included, newest first, before `before`. */
-export async function ownPage(db: Db, userId: string, before: PageKey | null, limit: number): Promise<PageKey[]> {
+export async function ownPage(
+  db: Db,
+  userId: string,
+  before: PageKey | null,
+  limit: number,
+): Promise<PageKey[]> {
   let q = db
     .selectFrom("uploads as u")
     .select(["u.id", "u.created_at"])
@@ -73,5 +78,9 @@ export function lockLiveUpload(db: Db, id: string) {
 }
 
 export async function markApproved(trx: Db, id: string, now: string): Promise<void> {
-  await trx.updateTable("uploads").set({ approval: "approved", updated_at: now }).where("id", "=", id).execute();
+  await trx
+    .updateTable("uploads")
+    .set({ approval: "approved", updated_at: now })
+    .where("id", "=", id)
+    .execute();
 }

@@ -6,7 +6,10 @@ export type Approval = "approved" | "pending";
  * Pre-moderation: with the `premoderation` setting on, a guest's new upload waits for a host.
  * Hosts' and the admin's own uploads need nobody's approval.
  */
-export async function pendingApprovalFor(ctx: GalleryContext, user: Pick<AuthedUser, "role">): Promise<Approval> {
+export async function pendingApprovalFor(
+  ctx: GalleryContext,
+  user: Pick<AuthedUser, "role">,
+): Promise<Approval> {
   if (user.role !== "guest") return "approved";
   return (await ctx.settings.get("premoderation")) ? "pending" : "approved";
 }

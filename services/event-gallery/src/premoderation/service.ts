@@ -68,7 +68,9 @@ export class PremoderationService {
 
   /** GET /host/pending: oldest first, so the queue is worked in arrival order. */
   listPending(user: AuthedUser, query: { limit?: string | undefined; cursor?: string | undefined }) {
-    return page(this.ctx, user, query, (after, limit) => repo.pendingPage(this.ctx.database.db, after, limit));
+    return page(this.ctx, user, query, (after, limit) =>
+      repo.pendingPage(this.ctx.database.db, after, limit),
+    );
   }
 
   countPending(): Promise<number> {

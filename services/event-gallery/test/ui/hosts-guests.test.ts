@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { multipart, setSettings, solidJpeg, solidPng, upload } from "../media/helpers.js";
 import { type Gallery, recordEvents, release, startGallery } from "../core/harness.js";
+import { multipart, setSettings, solidJpeg, solidPng, upload } from "../media/helpers.js";
 
 /** Issue 14 server rules: pre-moderation, branding, public URL, keepsake estimate. */
 describe("pre-moderation", () => {
@@ -50,11 +50,15 @@ describe("pre-moderation", () => {
     expect((await g.call("GET", "/uploaders", { token: bob.token })).json().uploaders).toEqual([]);
     expect((await g.call("POST", `/upload/${up.id}/like`, { token: bob.token })).statusCode).toBe(404);
     expect((await g.call("GET", `/upload/${up.id}/original`, { token: bob.token })).statusCode).toBe(404);
-    expect((await g.call("GET", "/host/event", { token: host.token })).json().keepsake_estimate_bytes).toBe(0);
+    expect((await g.call("GET", "/host/event", { token: host.token })).json().keepsake_estimate_bytes).toBe(
+      0,
+    );
 
     // The uploader sees it in "my uploads" and can load its media; so can a host.
     const mine = (await g.call("GET", "/feed?mine=1", { token: ann.token })).json();
-    expect(mine.items.map((i: { id: string; approval: string }) => [i.id, i.approval])).toEqual([[up.id, "pending"]]);
+    expect(mine.items.map((i: { id: string; approval: string }) => [i.id, i.approval])).toEqual([
+      [up.id, "pending"],
+    ]);
     expect((await g.call("GET", `/feed?mine=1`, { token: bob.token })).json().items).toEqual([]);
     expect((await g.call("GET", `/upload/${up.id}/original`, { token: ann.token })).statusCode).toBe(200);
     expect((await g.call("GET", `/upload/${up.id}/original`, { token: host.token })).statusCode).toBe(200);
@@ -77,13 +81,17 @@ describe("pre-moderation", () => {
     await setSettings(g, { premoderation: true });
     const up = (await upload(g, ann.token, await solidJpeg())).json().upload;
     const cursor = (await g.call("GET", "/feed", { token: bob.token })).json().delta_cursor;
-    expect((await g.call("POST", `/host/upload/${up.id}/approve`, { token: bob.token })).statusCode).toBe(403);
+    expect((await g.call("POST", `/host/upload/${up.id}/approve`, { token: bob.token })).statusCode).toBe(
+      403,
+    );
     g.clock.advance(1_000);
     const ev = recordEvents(g);
     const res = await g.call("POST", `/host/upload/${up.id}/approve`, { token: host.token });
     expect(res.statusCode).toBe(200);
     expect(res.json().upload).toMatchObject({ id: up.id, approval: "approved" });
-    expect(ev.seen).toEqual([{ event: "new-upload", data: { id: up.id, user_id: ann.id }, hostsOnly: false }]);
+    expect(ev.seen).toEqual([
+      { event: "new-upload", data: { id: up.id, user_id: ann.id }, hostsOnly: false },
+    ]);
     ev.stop();
     expect(await feedIds(bob.token)).toEqual([up.id]);
     g.clock.advance(10_000);
@@ -91,7 +99,9 @@ describe("pre-moderation", () => {
     expect([...delta.items, ...delta.changes].map((i: { id: string }) => i.id)).toContain(up.id);
     expect((await g.call("GET", "/host/pending", { token: host.token })).json().items).toEqual([]);
     // Approving again changes nothing.
-    expect((await g.call("POST", `/host/upload/${up.id}/approve`, { token: host.token })).statusCode).toBe(200);
+    expect((await g.call("POST", `/host/upload/${up.id}/approve`, { token: host.token })).statusCode).toBe(
+      200,
+    );
     const audit = (await g.call("GET", "/host/audit", { token: host.token })).json().entries;
     expect(audit.filter((e: { action: string }) => e.action === "approve_upload")).toHaveLength(1);
   });
@@ -101,13 +111,17 @@ describe("pre-moderation", () => {
     const img = await solidJpeg();
     const up = (await upload(g, ann.token, img, [["client_upload_id", "same-key"]])).json().upload;
     expect((await g.call("POST", `/host/upload/${up.id}/reject`, { token: bob.token })).statusCode).toBe(403);
-    expect((await g.call("POST", `/host/upload/${up.id}/reject`, { token: host.token })).statusCode).toBe(204);
+    expect((await g.call("POST", `/host/upload/${up.id}/reject`, { token: host.token })).statusCode).toBe(
+      204,
+    );
     expect((await g.call("GET", "/feed?mine=1", { token: ann.token })).json().items).toEqual([]);
     expect((await g.call("GET", "/host/pending", { token: host.token })).json().items).toEqual([]);
     const again = await upload(g, ann.token, img, [["client_upload_id", "same-key"]]);
     expect(again.statusCode).toBe(409);
     expect(again.json().error.code).toBe("removed_by_host");
-    expect((await g.call("POST", `/host/upload/${up.id}/reject`, { token: host.token })).statusCode).toBe(404);
+    expect((await g.call("POST", `/host/upload/${up.id}/reject`, { token: host.token })).statusCode).toBe(
+      404,
+    );
   });
 
   it("reject of an approved upload is refused; unknown ids are 404", async () => {
