@@ -57,7 +57,11 @@ export const envSpec = {
     "IANA time zone for times shown in the Memories keepsake viewer",
   ),
   GALLERY_RESUMABLE_TTL_HOURS: envVar(
-    z.coerce.number().positive().max(24 * 365).default(24),
+    z.coerce
+      .number()
+      .positive()
+      .max(24 * 365)
+      .default(24),
     "hours an unfinished resumable (tus) upload is kept before it and its bytes are removed",
   ),
   GALLERY_UPLOAD_IDLE_S: envVar(

@@ -1,9 +1,9 @@
 import { stat } from "node:fs/promises";
 import { newId } from "@app/kit/ids";
+import { memoriesBranding } from "../branding/service.js";
 import type { GalleryContext } from "../context.js";
 import type { ExportKind } from "../db/schema.js";
 import { getEvent } from "../event/state.js";
-import { memoriesBranding } from "../branding/service.js";
 import { type ArchiveEntry, writeArchive } from "./archive.js";
 import { extensionOf, folderNames, galleryEntryName } from "./entries.js";
 import { mediaFile } from "./files.js";

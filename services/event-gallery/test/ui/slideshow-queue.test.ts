@@ -4,7 +4,12 @@ import { SlideQueue } from "../../web/src/slideshow-queue.js";
 /** A clock that moves only when told (no timers, no waiting). */
 function fakeClock() {
   let t = 0;
-  return { now: () => t, advance: (ms: number) => void (t += ms) };
+  return {
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 const slide = (n: number) => ({ id: `u${n}`, created_at: new Date(n * 1000).toISOString() });

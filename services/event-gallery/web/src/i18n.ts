@@ -159,11 +159,14 @@ const en = {
   cfg_accent_color: "Accent colour",
   cfg_accent_color_help: "Buttons and highlights, as #rrggbb.",
   cfg_public_url: "Public address",
-  cfg_public_url_help: "The address guests open (QR code, printed card), e.g. https://photos.example.com. Empty: the server setting.",
+  cfg_public_url_help:
+    "The address guests open (QR code, printed card), e.g. https://photos.example.com. Empty: the server setting.",
   cfg_premoderation: "Approve uploads first",
-  cfg_premoderation_help: "Guests' uploads stay hidden until a host approves them. Turning it off approves nothing by itself.",
+  cfg_premoderation_help:
+    "Guests' uploads stay hidden until a host approves them. Turning it off approves nothing by itself.",
   cfg_quota_tolerance: "Share of free disk for uploads",
-  cfg_quota_tolerance_help: "Above 0, at most 1; each uploader's quota is free disk × this ÷ active uploaders.",
+  cfg_quota_tolerance_help:
+    "Above 0, at most 1; each uploader's quota is free disk × this ÷ active uploaders.",
   cfg_upload_rate_per_hour: "Uploads per guest per hour",
   cfg_upload_rate_per_hour_help: "Whole number from 1 to 100000.",
   cfg_join_ip_rate_per_min: "Joins per address per minute",
@@ -332,9 +335,11 @@ const de: Dict = {
   no_pending: "Nichts wartet.",
   promote: "Zum Gastgeber machen",
   demote: "Gastgeberrolle entziehen",
-  confirm_promote: "{name} zum Gastgeber machen? Gastgeber können Fotos entfernen, Gäste sperren und PINs zurücksetzen.",
+  confirm_promote:
+    "{name} zum Gastgeber machen? Gastgeber können Fotos entfernen, Gäste sperren und PINs zurücksetzen.",
   confirm_demote: "{name} die Gastgeberrolle entziehen?",
-  confirm_ban: "{name} sperren? Fotos und Kommentare werden ausgeblendet, und es kann nichts mehr gepostet werden.",
+  confirm_ban:
+    "{name} sperren? Fotos und Kommentare werden ausgeblendet, und es kann nichts mehr gepostet werden.",
   confirm_reset_pin: "Die PIN von {name} zurücksetzen? Die alte PIN gilt dann nicht mehr.",
   role_guest: "Gast",
   role_host: "Gastgeber",
@@ -353,7 +358,8 @@ const de: Dict = {
   audit_event: "hat das Event geändert:",
   someone: "jemand",
   print_card: "QR-Karte zum Drucken",
-  public_url_hint: "Lege auf der Admin-Seite die öffentliche Adresse fest, damit die Handys der Gäste diesen Link erreichen.",
+  public_url_hint:
+    "Lege auf der Admin-Seite die öffentliche Adresse fest, damit die Handys der Gäste diesen Link erreichen.",
   card_scan: "Scannen und Fotos und Videos teilen",
   card_or_open: "oder öffne",
   welcome_default: "Teile deine Fotos und Videos des Tages mit allen.",
@@ -366,15 +372,19 @@ const de: Dict = {
   cfg_accent_color: "Akzentfarbe",
   cfg_accent_color_help: "Für Schaltflächen und Hervorhebungen, als #rrggbb.",
   cfg_public_url: "Öffentliche Adresse",
-  cfg_public_url_help: "Die Adresse, die Gäste öffnen (QR-Code, gedruckte Karte), z. B. https://fotos.example.com. Leer: die Server-Einstellung.",
+  cfg_public_url_help:
+    "Die Adresse, die Gäste öffnen (QR-Code, gedruckte Karte), z. B. https://fotos.example.com. Leer: die Server-Einstellung.",
   cfg_premoderation: "Uploads erst freigeben",
-  cfg_premoderation_help: "Uploads von Gästen bleiben verborgen, bis ein Gastgeber sie freigibt. Ausschalten gibt nichts automatisch frei.",
+  cfg_premoderation_help:
+    "Uploads von Gästen bleiben verborgen, bis ein Gastgeber sie freigibt. Ausschalten gibt nichts automatisch frei.",
   cfg_quota_tolerance: "Anteil des freien Speichers für Uploads",
-  cfg_quota_tolerance_help: "Über 0, höchstens 1; das Kontingent je Person ist freier Speicher × Anteil ÷ aktive Uploader.",
+  cfg_quota_tolerance_help:
+    "Über 0, höchstens 1; das Kontingent je Person ist freier Speicher × Anteil ÷ aktive Uploader.",
   cfg_upload_rate_per_hour: "Uploads pro Gast und Stunde",
   cfg_upload_rate_per_hour_help: "Ganze Zahl von 1 bis 100000.",
   cfg_join_ip_rate_per_min: "Beitritte pro Adresse und Minute",
-  cfg_join_ip_rate_per_min_help: "Ganze Zahl; ein WLAN vor Ort teilt sich eine Adresse, also großzügig wählen.",
+  cfg_join_ip_rate_per_min_help:
+    "Ganze Zahl; ein WLAN vor Ort teilt sich eine Adresse, also großzügig wählen.",
   cfg_recover_ip_rate_per_min: "Anmeldungen mit PIN pro Adresse und Minute",
   cfg_recover_ip_rate_per_min_help: "Ganze Zahl von 1 bis 100000.",
   cfg_feed_rate_per_min: "Feed-Seiten pro Gast und Minute",

@@ -25,9 +25,7 @@ export function QrCardPage() {
       <div class="a6" data-testid="qr-card">
         <h1>{eventName(pub?.name)}</h1>
         {welcome && <p class="welcome">{welcome}</p>}
-        {svg && (
-          <div class="qr" role="img" aria-label={link} dangerouslySetInnerHTML={{ __html: svg }} />
-        )}
+        {svg && <div class="qr" role="img" aria-label={link} dangerouslySetInnerHTML={{ __html: svg }} />}
         <p class="scan">{t("card_scan")}</p>
         <p class="url">
           {t("card_or_open")} <strong>{link.replace(/^https?:\/\//, "")}</strong>
