@@ -14,6 +14,12 @@ const DEFAULTS = {
   delta_rate_per_min: 120,
   export_downloads_per_day: 3,
   max_upload_bytes: 603979776,
+  // contracts/event-gallery.md, "Hosts and guests"
+  premoderation: false,
+  welcome_text_en: "",
+  welcome_text_de: "",
+  accent_color: "#ff7a59",
+  public_url: null,
 };
 
 describe("admin routes", () => {

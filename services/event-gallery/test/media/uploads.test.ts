@@ -55,6 +55,7 @@ describe("POST /upload", () => {
       comment_count: 0,
       liked_by_me: false,
       compression_status: "processing",
+      approval: "approved",
       width: null,
       height: null,
       duration_s: null,
