@@ -1,14 +1,5 @@
 import { execFileSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -19,10 +10,10 @@ import { captureLogger } from "@app/kit/logger";
 import { launchChromium } from "@app/kit/testing/browser";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, buildApp } from "../../src/app.js";
 import { envSpec } from "../../src/config.js";
+import { ensureWebBuilt } from "../web-dist.js";
 
 /**
  * The whole app in headless Chromium against a real listening server: two guests, live feed,
@@ -32,43 +23,6 @@ import { envSpec } from "../../src/config.js";
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const ARTIFACTS = join(ROOT, ".test-artifacts");
 const PASSWORD = "e2e admin password";
-
-/** Newest modification time under `path` (a file or a folder tree). */
-function newest(path: string): number {
-  const st = statSync(path);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return Math.max(st.mtimeMs, ...readdirSync(path).map((n) => newest(join(path, n))));
-}
-
-/**
- * The service serves web/dist. Rebuild it only when the sources are newer (other test files build
- * apps concurrently and read it), into a side folder that is then swapped in.
- */
-async function ensureWebBuilt(): Promise<void> {
-  const web = join(ROOT, "web");
-  const index = join(web, "dist", "index.html");
-  const sources = Math.max(
-    newest(join(web, "src")),
-    newest(join(web, "index.html")),
-    newest(join(web, "vite.config.ts")),
-  );
-  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
-  const side = join(ARTIFACTS, `web-build-${process.pid}`);
-  // Vitest sets NODE_ENV=test, which would give a development build of Preact.
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = "production";
-  try {
-    await build({
-      configFile: join(web, "vite.config.ts"),
-      logLevel: "error",
-      build: { outDir: side, emptyOutDir: true },
-    });
-  } finally {
-    process.env.NODE_ENV = nodeEnv;
-  }
-  rmSync(join(web, "dist"), { recursive: true, force: true });
-  renameSync(side, join(web, "dist"));
-}
 
 describe("gallery in a browser", () => {
   let env: TestEnv;

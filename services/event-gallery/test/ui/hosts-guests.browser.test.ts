@@ -1,14 +1,5 @@
 import { execFileSync } from "node:child_process";
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -20,11 +11,11 @@ import { captureLogger } from "@app/kit/logger";
 import { launchChromium } from "@app/kit/testing/browser";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
-import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, buildApp } from "../../src/app.js";
 import { envSpec } from "../../src/config.js";
 import { renderMemoriesHtml } from "../../src/export/memories.js";
+import { ensureWebBuilt } from "../web-dist.js";
 
 /**
  * Issue 14 in Chromium, at a phone (390×844) and a laptop (1366×900): the guest feed (photos
@@ -39,34 +30,6 @@ const PASSWORD = "ui admin password";
 const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1366, height: 900 };
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
-
-function newest(path: string): number {
-  const st = statSync(path);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return Math.max(st.mtimeMs, ...readdirSync(path).map((n) => newest(join(path, n))));
-}
-
-/** Same rule as the e2e test: rebuild web/dist only when the sources are newer. */
-async function ensureWebBuilt(): Promise<void> {
-  const web = join(ROOT, "web");
-  const index = join(web, "dist", "index.html");
-  const sources = Math.max(newest(join(web, "src")), newest(join(web, "index.html")));
-  if (existsSync(index) && statSync(index).mtimeMs >= sources) return;
-  const side = join(ARTIFACTS, `web-build-${process.pid}`);
-  const nodeEnv = process.env.NODE_ENV;
-  process.env.NODE_ENV = "production";
-  try {
-    await build({
-      configFile: join(web, "vite.config.ts"),
-      logLevel: "error",
-      build: { outDir: side, emptyOutDir: true },
-    });
-  } finally {
-    process.env.NODE_ENV = nodeEnv;
-  }
-  rmSync(join(web, "dist"), { recursive: true, force: true });
-  renameSync(side, join(web, "dist"));
-}
 
 describe("hosts and guests in a browser", () => {
   let env: TestEnv;
