@@ -396,7 +396,17 @@ export class Engine {
     for (;;) {
       if (st.stop) throw new Stop();
       const jobs = rt.executePendingJobs();
-      if (jobs.error) jobs.error.dispose();
+      if (jobs.error) {
+        // A job fails at the engine level only with what a script cannot catch (its own throws
+        // reject promises instead): an interrupt, out of memory, a stack overflow. Name the limit;
+        // dropping it would leave the handler pending and answer "never settled".
+        st.handles.push(jobs.error);
+        if (st.stop) throw new Stop();
+        // Past its memory limit QuickJS cannot even build an error object and throws null.
+        if (vm.typeof(jobs.error) === "object" && vm.dump(jobs.error) === null)
+          throw new GuestThrew("InternalError: out of memory", false, true);
+        throw this.guestError(vm, jobs.error, w.internalErrorProto, w.name);
+      }
       if (st.stop) throw new Stop();
       const ps = vm.getPromiseState(h);
       if (ps.type === "fulfilled") {

@@ -24,8 +24,12 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     if (r.statusCode !== 201) throw new Error(r.body);
     return id;
   };
-  /** JSON.stringify of a million-deep object: native work the interpreter's interrupt handler never reaches. */
-  const STUCK = `export default function () { let o = {}; for (let i = 0; i < 1e6; i++) o = { a: o }; return JSON.stringify(o).length; }`;
+  /**
+   * One native call the interpreter's interrupt handler never reaches: a naive substring search of
+   * 2.5e11 character compares (measured: still running after 6 s with an interrupt handler asking to
+   * stop at 300 ms). Small strings, so no size limit ends it first, on any machine speed.
+   */
+  const STUCK = `export default function () { const h = "a".repeat(1000000); return h.indexOf("a".repeat(500000) + "b"); }`;
   const runtime = () => h.built.ctx.services.runtime;
 
   beforeAll(async () => {
@@ -38,7 +42,8 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     await deploy(
       "hog",
       "spin",
-      `export default async function () { const f = () => Promise.resolve().then(f); f(); await new Promise(() => {}); }`,
+      // A job that queues the next one forever, in constant memory: only the time limit ends it.
+      `export default async function () { const f = () => { Promise.resolve().then(f); }; f(); await new Promise(() => {}); }`,
       { timeout_seconds: 3 },
     );
     await deploy("hog", "quick", `export default () => "fine"`);
@@ -103,6 +108,13 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     await deploy("calm", "boom", `export default function (ctx) {\n  const x = null;\n  return x.field;\n}`);
     await deploy("calm", "empty", `export default function () { throw new Error(); }`);
     await deploy("calm", "deep", `export default function f() { return f() + 1; }`);
+    // Each job returns a new promise the previous one adopts: a chain that only grows.
+    await deploy(
+      "calm",
+      "grow",
+      `export default async function () { const f = () => Promise.resolve().then(f); f(); await new Promise(() => {}); }`,
+      { timeout_seconds: 60 },
+    );
     const boom = await inject("calm.test", "/boom");
     expect(boom.statusCode).toBe(502);
     expect(boom.json().error).toEqual({
@@ -113,6 +125,9 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     const empty = await inject("calm.test", "/empty");
     expect(empty.json().error.message).toBe("The script failed: Error (thrown without a message)");
     expect([(await inject("calm.test", "/deep")).statusCode]).toEqual([507]);
+    // Memory exhausted inside promise jobs names the limit (it is not "never settled").
+    const grow = await inject("calm.test", "/grow");
+    expect([grow.statusCode, grow.json().error.code]).toEqual([507, "size_limit"]);
     await runtime().dispatcher.idle();
     const items = (await h.call("GET", `/api/v1/admin/apps/${apps.calm}/executions?status=failed`)).json()
       .items as { script_id: string; error: Record<string, unknown>; instance_id: string }[];
@@ -142,7 +157,8 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     await deploy(
       "leaky",
       "jobs",
-      `export default async function () { const f = () => Promise.resolve().then(f); f(); await new Promise(() => {}); }`,
+      // A job that queues the next one forever, in constant memory: only the time limit ends it.
+      `export default async function () { const f = () => { Promise.resolve().then(f); }; f(); await new Promise(() => {}); }`,
       { timeout_seconds: 1 },
     );
     await deploy(
