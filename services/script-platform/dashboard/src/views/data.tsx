@@ -75,57 +75,34 @@ export function DataPage({ appId }: { appId: string }) {
         <Empty>Nothing stored{collection ? ` in ${collection}` : ""}.</Empty>
       )}
       <ul class="list" data-testid="data-items">
-        {kind === "kv"
-          ? kv.data?.map((i) => {
-              const id = `${i.collection}/${i.key}`;
-              return (
-                <li key={id} class="stack">
-                  <div class="row wrap">
-                    <button type="button" class="plain" onClick={() => setOpen(open === id ? null : id)}>
-                      <code>{i.collection}</code> / <strong>{i.key}</strong>{" "}
-                      <span class="muted small">{formatTime(i.updated_at)}</span>
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      confirm={`Delete ${id}?`}
-                      disabled={remove.busy}
-                      onConfirm={() =>
-                        remove.run(async () => {
-                          await api.del(`apps/${appId}/kv/${enc(i.collection)}/${enc(i.key)}`);
-                          kv.reload();
-                        })
-                      }
-                    />
-                  </div>
-                  {open === id && <pre>{JSON.stringify(i.value, null, 2)}</pre>}
-                </li>
-              );
-            })
-          : docs.data?.map((d) => {
-              const id = `${d.collection}/${d.id}`;
-              return (
-                <li key={id} class="stack">
-                  <div class="row wrap">
-                    <button type="button" class="plain" onClick={() => setOpen(open === id ? null : id)}>
-                      <code>{d.collection}</code> / <strong>{d.id}</strong>{" "}
-                      <span class="muted small">{formatTime(d.updated_at)}</span>
-                    </button>
-                    <ConfirmButton
-                      label="Delete"
-                      confirm={`Delete ${id}?`}
-                      disabled={remove.busy}
-                      onConfirm={() =>
-                        remove.run(async () => {
-                          await api.del(`apps/${appId}/docs/${enc(d.collection)}/${enc(d.id)}`);
-                          docs.reload();
-                        })
-                      }
-                    />
-                  </div>
-                  {open === id && <pre>{JSON.stringify(d.data, null, 2)}</pre>}
-                </li>
-              );
-            })}
+        {(kind === "kv"
+          ? (kv.data ?? []).map((i) => ({ c: i.collection, name: i.key, at: i.updated_at, value: i.value }))
+          : (docs.data ?? []).map((d) => ({ c: d.collection, name: d.id, at: d.updated_at, value: d.data }))
+        ).map((row) => {
+          const id = `${row.c}/${row.name}`;
+          return (
+            <li key={id} class="stack">
+              <div class="row wrap">
+                <button type="button" class="plain" onClick={() => setOpen(open === id ? null : id)}>
+                  <code>{row.c}</code> / <strong>{row.name}</strong>{" "}
+                  <span class="muted small">{formatTime(row.at)}</span>
+                </button>
+                <ConfirmButton
+                  label="Delete"
+                  confirm={`Delete ${id}?`}
+                  disabled={remove.busy}
+                  onConfirm={() =>
+                    remove.run(async () => {
+                      await api.del(`apps/${appId}/${kind}/${enc(row.c)}/${enc(row.name)}`);
+                      list.reload();
+                    })
+                  }
+                />
+              </div>
+              {open === id && <pre>{JSON.stringify(row.value, null, 2)}</pre>}
+            </li>
+          );
+        })}
       </ul>
       <MoreButton paged={list as Paged<unknown>} />
       <ErrorNote error={remove.error} />
