@@ -207,4 +207,57 @@ describe("the author's path in Chromium: TypeScript, completion, draft runs, ver
       await page.close();
     }
   }, 60_000);
+
+  it("browses kv and docs on the Data page, views a value and deletes an entry", async () => {
+    // Seed through the data plane: a script writes one kv entry and one doc.
+    const login = await built.app.inject({ method: "POST", url: "/api/v1/admin/login", payload: ADMIN });
+    const auth = { authorization: `Bearer ${login.json().token}` };
+    const made = await built.app.inject({
+      method: "POST",
+      url: "/api/v1/admin/scripts",
+      headers: auth,
+      payload: {
+        app_id: appId,
+        name: "seed-data",
+        kind: "endpoint",
+        source: `export default async function () {
+  await kv.collection("prefs").set("theme", { dark: true });
+  await docs.collection("notes").create({ text: "hello" }, { id: "n1" });
+  return "ok";
+}`,
+      },
+    });
+    const run = await built.app.inject({ method: "GET", url: `/api/v1/execute/${made.json().id}` });
+    expect(run.statusCode).toBe(200);
+
+    for (const viewport of [
+      { width: 390, height: 844 },
+      { width: 1366, height: 900 },
+    ]) {
+      const { page, errors } = await openPage(viewport);
+      await page.goto(`${origin}/admin/apps/${appId}/data`);
+      const items = page.getByTestId("data-items");
+      await items.getByText("theme").click();
+      await expect.poll(() => items.textContent()).toContain('"dark": true');
+      await page.selectOption('select[name="store"]', "docs");
+      await items.getByText("n1").click();
+      await expect.poll(() => items.textContent()).toContain('"text": "hello"');
+      await shot(page, `06-data-${viewport.width}`);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+    const { page } = await openPage({ width: 1366, height: 900 });
+    await page.goto(`${origin}/admin/apps/${appId}/data`);
+    await page.getByTestId("data-items").getByText("theme").waitFor();
+    await page.getByRole("button", { name: "Delete" }).first().click();
+    await expect
+      .poll(
+        async () =>
+          (
+            await built.app.inject({ method: "GET", url: `/api/v1/admin/apps/${appId}/kv`, headers: auth })
+          ).json().items.length,
+      )
+      .toBe(0);
+    await page.close();
+  });
 });
