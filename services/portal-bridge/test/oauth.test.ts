@@ -78,6 +78,13 @@ async function rawGrant(url: string) {
   return { clientId, code, verifier, tokens: (await res.json()) as Record<string, string | number> };
 }
 
+/** A refresh_token grant of a public client. */
+const refresh = (url: string, refreshToken: string, clientId: string) =>
+  fetch(
+    `${url}/oauth/token`,
+    form({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId }),
+  );
+
 const mcpCall = (url: string, token: string) =>
   fetch(`${url}/mcp`, {
     method: "POST",
@@ -324,32 +331,15 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
   it("rotates refresh tokens, and a reused refresh token revokes the whole grant", async () => {
     h = await startOAuthHarness();
     const { clientId, tokens } = await rawGrant(h.url);
-    const r1 = await fetch(
-      `${h.url}/oauth/token`,
-      form({
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token as string,
-        client_id: clientId,
-      }),
-    );
+    const r1 = await refresh(h.url, tokens.refresh_token as string, clientId);
     const t2 = (await r1.json()) as Record<string, string>;
     expect(t2.refresh_token).not.toBe(tokens.refresh_token);
     expect((await mcpCall(h.url, t2.access_token as string)).status).toBe(200);
 
-    const reuse = await fetch(
-      `${h.url}/oauth/token`,
-      form({
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token as string,
-        client_id: clientId,
-      }),
-    );
+    const reuse = await refresh(h.url, tokens.refresh_token as string, clientId);
     expect(await reuse.json()).toMatchObject({ error: "invalid_grant" });
     expect((await mcpCall(h.url, t2.access_token as string)).status).toBe(401);
-    const afterReuse = await fetch(
-      `${h.url}/oauth/token`,
-      form({ grant_type: "refresh_token", refresh_token: t2.refresh_token as string, client_id: clientId }),
-    );
+    const afterReuse = await refresh(h.url, t2.refresh_token as string, clientId);
     expect(await afterReuse.json()).toMatchObject({ error: "invalid_grant" });
   });
 
@@ -362,14 +352,7 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
     expect(res.status).toBe(401);
     expect(res.headers.get("www-authenticate")).toContain('error="invalid_token"');
     await h.clock.advance(30 * 24 * 3600_000);
-    const late = await fetch(
-      `${h.url}/oauth/token`,
-      form({
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token as string,
-        client_id: clientId,
-      }),
-    );
+    const late = await refresh(h.url, tokens.refresh_token as string, clientId);
     expect(await late.json()).toMatchObject({ error: "invalid_grant" });
   });
 
@@ -472,14 +455,7 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
   it("no token, code, verifier or secret reaches a log line", async () => {
     h = await startOAuthHarness();
     const { clientId, tokens, code, verifier } = await rawGrant(h.url);
-    await fetch(
-      `${h.url}/oauth/token`,
-      form({
-        grant_type: "refresh_token",
-        refresh_token: tokens.refresh_token as string,
-        client_id: clientId,
-      }),
-    );
+    await refresh(h.url, tokens.refresh_token as string, clientId);
     await approve(authorizeUrl(h.url, clientId, pkce().challenge), "wrong-secret-value-123");
     const text = h.logs.text();
     expect(text).toContain("OAuth client approved");
