@@ -249,15 +249,21 @@ describe("the author's path in Chromium: TypeScript, completion, draft runs, ver
     const { page } = await openPage({ width: 1366, height: 900 });
     await page.goto(`${origin}/admin/apps/${appId}/data`);
     await page.getByTestId("data-items").getByText("theme").waitFor();
-    await page.getByRole("button", { name: "Delete" }).first().click();
-    await expect
-      .poll(
-        async () =>
-          (
-            await built.app.inject({ method: "GET", url: `/api/v1/admin/apps/${appId}/kv`, headers: auth })
-          ).json().items.length,
-      )
-      .toBe(0);
+    // Another test of this file stores visits/last too: delete exactly the theme row.
+    await page
+      .getByTestId("data-items")
+      .locator("li", { hasText: "theme" })
+      .getByRole("button", { name: "Delete" })
+      .click();
+    const keys = async () =>
+      (
+        await built.app.inject({
+          method: "GET",
+          url: `/api/v1/admin/apps/${appId}/kv?collection=prefs`,
+          headers: auth,
+        })
+      ).json().items.length;
+    await expect.poll(keys).toBe(0);
     await page.close();
   });
 });
