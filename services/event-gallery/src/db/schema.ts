@@ -90,6 +90,8 @@ export interface UploadsTable {
   derivative_last_error: string | null;
   /** Boots on which the backfill tried this row; it gives up after 3. */
   derivative_boots: Generated<number>;
+  /** A claimed render belongs to its worker until then, ms since epoch (migration 008). */
+  derivative_lease_until: Generated<number | null>;
   deleted_at: string | null;
   deleted_by: "owner" | "host" | "system" | null;
   media_reclaimed_at: string | null;
