@@ -1,6 +1,7 @@
 export type {
   ColumnType,
   Expression,
+  ExpressionBuilder,
   Generated,
   GeneratedAlways,
   Insertable,

@@ -1,4 +1,4 @@
-import type { Dialect, Kysely } from "@app/kit/db";
+import type { Dialect, ExpressionBuilder, Kysely } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
 
 /** Every SQL statement of the derivative worker, backfill and reclaim jobs. */
@@ -24,45 +24,56 @@ const JOB_COLUMNS = [
   "derivative_attempts",
 ] as const;
 
+/** Rows no worker holds: never claimed, or the claimer's lease has lapsed (it died mid-render). */
+const unleased = (nowMs: number) => (eb: ExpressionBuilder<GalleryDB, "uploads">) =>
+  eb.or([eb("derivative_lease_until", "is", null), eb("derivative_lease_until", "<=", nowMs)]);
+
 /**
  * Claim the next processing upload: the attempt counter is incremented before the work starts
- * (write-ahead), so a crash mid-render still counts as an attempt.
+ * (write-ahead), so a crash mid-render still counts as an attempt, and the row is leased to the
+ * claimer until `leaseUntil`, so no other lane or process renders it meanwhile.
  */
 export async function claimNext(
   trx: Db,
   dialect: Dialect,
   maxAttempts: number,
-  exclude: readonly string[],
+  lease: { nowMs: number; until: number },
 ): Promise<Job | undefined> {
-  let q = trx
+  const q = trx
     .selectFrom("uploads")
     .select(JOB_COLUMNS)
     .where("compression_status", "=", "processing")
     .where("deleted_at", "is", null)
-    .where("derivative_attempts", "<", maxAttempts);
-  if (exclude.length > 0) q = q.where("id", "not in", [...exclude]);
+    .where("derivative_attempts", "<", maxAttempts)
+    .where(unleased(lease.nowMs));
   const row = await dialect
     .forUpdateSkipLocked(q.orderBy("derivative_attempts").orderBy("created_at").limit(1))
     .executeTakeFirst();
   if (!row) return undefined;
+  // Compare-and-set on the counter and the lease: a claimer that lost a race updates nothing.
   const res = await trx
     .updateTable("uploads")
-    .set({ derivative_attempts: row.derivative_attempts + 1 })
+    .set({ derivative_attempts: row.derivative_attempts + 1, derivative_lease_until: lease.until })
     .where("id", "=", row.id)
     .where("derivative_attempts", "=", row.derivative_attempts)
+    .where(unleased(lease.nowMs))
     .executeTakeFirst();
   if (Number(res.numUpdatedRows) === 0) return undefined;
   return { ...row, derivative_attempts: row.derivative_attempts + 1 };
 }
 
-/** Processing rows whose attempts ran out (e.g. the process died during the last one). */
-export async function exhausted(db: Db, maxAttempts: number, limit: number): Promise<Job[]> {
+/**
+ * Processing rows whose attempts ran out and whose last claimer is gone (e.g. the process died
+ * during the last attempt): a row still leased may be another process's live attempt.
+ */
+export async function exhausted(db: Db, maxAttempts: number, nowMs: number, limit: number): Promise<Job[]> {
   return db
     .selectFrom("uploads")
     .select(JOB_COLUMNS)
     .where("compression_status", "=", "processing")
     .where("deleted_at", "is", null)
     .where("derivative_attempts", ">=", maxAttempts)
+    .where(unleased(nowMs))
     .limit(limit)
     .execute();
 }
@@ -92,20 +103,30 @@ export async function markDone(trx: Db, id: string, o: DerivativeOutcome, now: s
       derivative_attempts: 0,
       derivative_boots: 0,
       derivative_last_error: null,
+      derivative_lease_until: null,
       updated_at: now,
     })
     .where("id", "=", id)
     .execute();
 }
 
-export async function recordError(trx: Db, id: string, message: string): Promise<void> {
-  await trx.updateTable("uploads").set({ derivative_last_error: message }).where("id", "=", id).execute();
+/** A failed attempt releases its lease, so the next attempt (on any worker) may start at once. */
+export async function recordError(trx: Db, id: string, message: string | null): Promise<void> {
+  await trx
+    .updateTable("uploads")
+    .set(
+      message === null
+        ? { derivative_lease_until: null }
+        : { derivative_last_error: message, derivative_lease_until: null },
+    )
+    .where("id", "=", id)
+    .execute();
 }
 
 export async function markFailed(trx: Db, id: string, now: string): Promise<void> {
   await trx
     .updateTable("uploads")
-    .set({ compression_status: "failed", updated_at: now })
+    .set({ compression_status: "failed", derivative_lease_until: null, updated_at: now })
     .where("id", "=", id)
     .execute();
 }

@@ -43,8 +43,8 @@ export interface DerivativeWorker {
   /** Render until no claimable upload is left (also what the background loop runs). */
   processPending(): Promise<number>;
   /**
-   * Fail rows whose last attempt died with a previous process (write-ahead counter at 3, still
-   * processing). Run at boot only: at runtime such a row may be another process's live attempt.
+   * Fail rows whose last attempt died with its process (write-ahead counter at 3, still
+   * processing, lease lapsed). Run at boot.
    */
   failExhausted(): Promise<number>;
   /** Regenerate rows of older pipeline versions (run once per boot by start()). */
@@ -64,7 +64,9 @@ export function createDerivativeWorker(
   const { database, clock, logger } = ctx;
   const concurrency = Math.max(1, opts.concurrency ?? ctx.config.GALLERY_DERIVATIVE_WORKERS);
   const tools: VideoTools = { ...defaultVideoTools(clock, ctx.config), ...opts.video };
-  const inFlight = new Set<string>();
+  // A claim holds its row this long: past the longest render (the video timeout), so a live
+  // render never loses its row, and short enough that a dead process's row comes back soon.
+  const leaseMs = Math.max(tools.timeoutMs, 120_000) + 60_000;
   let stopping = false;
   let running = false;
   let pumping: Promise<number> | null = null;
@@ -121,7 +123,7 @@ export function createDerivativeWorker(
   async function recordFailure(job: repo.Job, message: string | null): Promise<void> {
     const giveUp = job.derivative_attempts >= MAX_ATTEMPTS;
     const removed = await database.writeTx(async (trx) => {
-      if (message !== null) await repo.recordError(trx, job.id, message);
+      await repo.recordError(trx, job.id, message);
       if (!giveUp) return false;
       const now = clock.iso();
       await repo.markFailed(trx, job.id, now);
@@ -136,7 +138,10 @@ export function createDerivativeWorker(
   }
 
   async function claim(): Promise<repo.Job | undefined> {
-    return database.writeTx((trx) => repo.claimNext(trx, database.dialect, MAX_ATTEMPTS, [...inFlight]));
+    const nowMs = clock.now();
+    return database.writeTx((trx) =>
+      repo.claimNext(trx, database.dialect, MAX_ATTEMPTS, { nowMs, until: nowMs + leaseMs }),
+    );
   }
 
   async function lane(): Promise<number> {
@@ -145,12 +150,7 @@ export function createDerivativeWorker(
       if (stopping) return done;
       const job = await claim();
       if (!job) return done;
-      inFlight.add(job.id);
-      try {
-        await processJob(job);
-      } finally {
-        inFlight.delete(job.id);
-      }
+      await processJob(job);
       done++;
     }
   }
@@ -182,7 +182,7 @@ export function createDerivativeWorker(
   }
 
   async function failExhausted(): Promise<number> {
-    const rows = await repo.exhausted(database.db, MAX_ATTEMPTS, 1_000);
+    const rows = await repo.exhausted(database.db, MAX_ATTEMPTS, clock.now(), 1_000);
     for (const job of rows) await recordFailure(job, null);
     return rows.length;
   }
