@@ -102,6 +102,8 @@ describe(`database on ${testBackend()}`, () => {
 
   it("raises DbBusyError (503 + Retry-After) when no connection frees up in time", async () => {
     const { database } = await fresh([m1], { acquireTimeoutMs: 100, poolSize: 1 });
+    // Open the one connection first: on a loaded machine, setting it up can itself take 100 ms.
+    await database.db.selectFrom("items").selectAll().execute();
     const release = deferred();
     const entered = deferred();
     const holder = database.writeTx(async () => {
