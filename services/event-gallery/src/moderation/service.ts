@@ -7,7 +7,7 @@ import { hashSecret, newPin } from "../identity/secrets.js";
 import { type UserView, userView } from "../identity/users.js";
 import { markCommentDeleted, touchActivity } from "../social/repository.js";
 import { softDeleteAndRefund } from "../uploads/repository.js";
-import { type AuditAction, recordAudit } from "./audit.js";
+import * as repo from "./repository.js";
 
 export interface HostUserView extends UserView {
   upload_count: number;
@@ -22,26 +22,7 @@ export class ModerationService {
   constructor(private readonly ctx: GalleryContext) {}
 
   async listUsers(): Promise<HostUserView[]> {
-    const { db } = this.ctx.database;
-    const rows = await db
-      .selectFrom("users")
-      .select((eb) => [
-        "users.id",
-        "users.display_name",
-        "users.role",
-        "users.is_banned",
-        "users.pin_reset_requested_at",
-        "users.pin_locked_until",
-        eb
-          .selectFrom("uploads")
-          .select(eb.fn.countAll<number>().as("n"))
-          .whereRef("uploads.user_id", "=", "users.id")
-          .where("uploads.deleted_at", "is", null)
-          .as("upload_count"),
-      ])
-      .orderBy("users.created_at")
-      .orderBy("users.id")
-      .execute();
+    const rows = await repo.usersWithUploadCounts(this.ctx.database.db);
     const now = this.ctx.clock.now();
     return rows.map((r) => ({
       ...userView(r),
@@ -57,7 +38,7 @@ export class ModerationService {
   private async onUser<T>(
     actor: AuthedUser,
     targetId: string,
-    action: AuditAction,
+    action: repo.AuditAction,
     fn: (
       trx: Kysely<GalleryDB>,
       target: { id: string; role: Role; is_banned: number; display_name: string },
@@ -66,20 +47,13 @@ export class ModerationService {
   ): Promise<T | null> {
     const { database, clock } = this.ctx;
     return database.writeTx(async (trx) => {
-      const target = await database.dialect
-        .forUpdate(
-          trx
-            .selectFrom("users")
-            .select(["id", "role", "is_banned", "display_name"])
-            .where("id", "=", targetId),
-        )
-        .executeTakeFirst();
+      const target = await repo.lockUser(trx, database.dialect, targetId);
       if (!target) throw notFound("No such user.");
       const now = clock.iso();
       const out = await fn(trx, target, now);
       // null means "nothing changed": an idempotent repeat is not audited again.
       if (out !== null)
-        await recordAudit(trx, database, {
+        await repo.recordAudit(trx, database, {
           actorId: actor.id,
           action,
           targetType: "user",
@@ -92,12 +66,7 @@ export class ModerationService {
   }
 
   private async currentView(id: string): Promise<UserView> {
-    const row = await this.ctx.database.db
-      .selectFrom("users")
-      .select(["id", "display_name", "role", "is_banned"])
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
-    return userView(row);
+    return userView(await repo.userViewRow(this.ctx.database.db, id));
   }
 
   /** Read-only for the target, content hidden everywhere; hosts cannot ban the admin. */
@@ -107,17 +76,7 @@ export class ModerationService {
       if (target.role === "admin") throw forbidden("The admin cannot be banned.");
       if (target.id === actor.id) throw invalidState("You cannot ban or unban yourself.");
       if ((target.is_banned === 1) === banned) return null;
-      await trx
-        .updateTable("users")
-        .set({
-          is_banned: banned ? 1 : 0,
-          uploads_hidden_at: banned ? now : null,
-          // /feed/delta reports unbans after this time.
-          unhidden_at: banned ? null : now,
-          updated_at: now,
-        })
-        .where("id", "=", target.id)
-        .execute();
+      await repo.setBan(trx, target.id, banned, now);
       // Hiding or re-showing a user's content changes the keepsake.
       await bumpEpochIfReleased(trx, clock);
       return true;
@@ -133,7 +92,7 @@ export class ModerationService {
       if (target.role === "admin") throw invalidState("The admin's role cannot change.");
       if (role === "host" && target.is_banned === 1) throw invalidState("A banned user cannot be promoted.");
       if (target.role === role) return null;
-      await trx.updateTable("users").set({ role, updated_at: now }).where("id", "=", target.id).execute();
+      await repo.setRole(trx, target.id, role, now);
       return true;
     });
     return this.currentView(targetId);
@@ -145,18 +104,7 @@ export class ModerationService {
     const pinHash = await hashSecret(pin);
     await this.onUser(actor, targetId, "reset_pin", async (trx, target, now) => {
       if (target.role === "admin") throw forbidden("The admin signs in with a password.");
-      await trx
-        .updateTable("users")
-        .set({
-          recovery_pin_hash: pinHash,
-          failed_pin_attempts: 0,
-          last_failed_pin_at: null,
-          pin_locked_until: null,
-          pin_reset_requested_at: null,
-          updated_at: now,
-        })
-        .where("id", "=", target.id)
-        .execute();
+      await repo.storeResetPin(trx, target.id, pinHash, now);
       return true;
     });
     this.ctx.bus.publish("pin-reset", { user_id: targetId }, { hostsOnly: true });
@@ -170,20 +118,12 @@ export class ModerationService {
   async takedownUpload(actor: AuthedUser, uploadId: string): Promise<void> {
     const { database, clock } = this.ctx;
     await database.writeTx(async (trx) => {
-      const upload = await database.dialect
-        .forUpdate(
-          trx
-            .selectFrom("uploads")
-            .select(["id", "user_id", "original_size_bytes"])
-            .where("id", "=", uploadId)
-            .where("deleted_at", "is", null),
-        )
-        .executeTakeFirst();
+      const upload = await repo.lockLiveUpload(trx, database.dialect, uploadId);
       if (!upload) throw notFound("No such upload.");
       const now = clock.iso();
       await softDeleteAndRefund(trx, upload, "host", now);
       await bumpEpochIfReleased(trx, clock);
-      await recordAudit(trx, database, {
+      await repo.recordAudit(trx, database, {
         actorId: actor.id,
         action: "remove_upload",
         targetType: "upload",
@@ -198,21 +138,13 @@ export class ModerationService {
   async removeComment(actor: AuthedUser, commentId: string): Promise<void> {
     const { database, clock } = this.ctx;
     const uploadId = await database.writeTx(async (trx) => {
-      const c = await database.dialect
-        .forUpdate(
-          trx
-            .selectFrom("comments")
-            .select(["id", "upload_id", "user_id"])
-            .where("id", "=", commentId)
-            .where("deleted_at", "is", null),
-        )
-        .executeTakeFirst();
+      const c = await repo.lockLiveComment(trx, database.dialect, commentId);
       if (!c) throw notFound("No such comment.");
       const now = clock.iso();
       await markCommentDeleted(trx, c.id, "host", now);
       await touchActivity(trx, c.upload_id, now);
       await bumpEpochIfReleased(trx, clock);
-      await recordAudit(trx, database, {
+      await repo.recordAudit(trx, database, {
         actorId: actor.id,
         action: "remove_comment",
         targetType: "comment",

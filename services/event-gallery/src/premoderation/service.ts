@@ -4,7 +4,7 @@ import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { clampLimit, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
-import { recordAudit } from "../moderation/audit.js";
+import { recordAudit } from "../moderation/repository.js";
 import type { ModerationService } from "../moderation/service.js";
 import * as repo from "./repository.js";
 
