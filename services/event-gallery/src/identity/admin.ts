@@ -1,10 +1,9 @@
 import type { Kysely } from "@app/kit/db";
-import { newId } from "@app/kit/ids";
 import type { GalleryContext } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
 import { NAME_MAX, nameKey } from "./names.js";
+import { findAdmin, findUserByKey, insertAdmin, renameUser, updateAdmin } from "./repository.js";
 import { hashSecret, newPassword, verifySecret } from "./secrets.js";
-import { findAdmin, findUserByKey } from "./users.js";
 
 /** Pick a free "<name> (guest)" style name for an account that held the admin's display name. */
 async function freeSquatterName(
@@ -51,44 +50,11 @@ export async function ensureAdmin(ctx: GalleryContext): Promise<void> {
     let squatter: string | null = null;
     if (holder && holder.role !== "admin") {
       const free = await freeSquatterName(trx, holder.display_name);
-      await trx
-        .updateTable("users")
-        .set({ display_name: free.name, display_name_key: free.key, updated_at: now })
-        .where("id", "=", holder.id)
-        .execute();
+      await renameUser(trx, holder.id, free.name, free.key, now);
       squatter = holder.id;
     }
-    if (!admin) {
-      await trx
-        .insertInto("users")
-        .values({
-          id: newId(),
-          display_name: name,
-          display_name_key: key,
-          role: "admin",
-          recovery_pin_hash: null,
-          password_hash: hash,
-          last_failed_pin_at: null,
-          pin_locked_until: null,
-          pin_reset_requested_at: null,
-          client_join_id: null,
-          uploads_hidden_at: null,
-          created_at: now,
-          updated_at: now,
-        })
-        .execute();
-    } else {
-      await trx
-        .updateTable("users")
-        .set({
-          display_name: name,
-          display_name_key: key,
-          ...(hash ? { password_hash: hash } : {}),
-          updated_at: now,
-        })
-        .where("id", "=", admin.id)
-        .execute();
-    }
+    if (!admin) await insertAdmin(trx, { name, key, passwordHash: hash, now });
+    else await updateAdmin(trx, admin.id, { name, key, passwordHash: hash, now });
     return { renamed: squatter, stored: hash !== null };
   });
   if (renamed) logger.warn({ user_id: renamed }, "a guest held the admin display name and was renamed");

@@ -1,6 +1,6 @@
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { eventView } from "../event/state.js";
-import { pinResetPending } from "./users.js";
+import { pinResetPending } from "./repository.js";
 
 /** GET /me/context: the caller, the event, and whether a PIN reset request is pending (hot read). */
 export async function meContext(ctx: GalleryContext, me: AuthedUser) {

@@ -4,8 +4,9 @@ import { newId } from "@app/kit/ids";
 import type { SessionTokens } from "../auth/sessions.js";
 import type { GalleryContext } from "../context.js";
 import type { NameRules } from "./names.js";
+import * as repo from "./repository.js";
 import { hashSecret, newPin, verifyDummy, verifySecret } from "./secrets.js";
-import { findAdmin, findUserByJoinId, findUserByKey, type UserView, userView } from "./users.js";
+import { type UserView, userView } from "./users.js";
 
 const MINUTE = 60_000;
 /** Join: attempts per (IP, name) per minute, successful or not. */
@@ -50,23 +51,7 @@ export class IdentityService {
     const id = newId();
     try {
       const token = await ctx.database.writeTx(async (trx) => {
-        await trx
-          .insertInto("users")
-          .values({
-            id,
-            display_name: name,
-            display_name_key: key,
-            recovery_pin_hash: pinHash,
-            password_hash: null,
-            last_failed_pin_at: null,
-            pin_locked_until: null,
-            pin_reset_requested_at: null,
-            client_join_id: joinId ?? null,
-            uploads_hidden_at: null,
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
+        await repo.insertGuest(trx, { id, name, key, pinHash, clientJoinId: joinId ?? null, now });
         return this.tokens.create(trx, id);
       });
       return {
@@ -90,13 +75,9 @@ export class IdentityService {
   private async resume(joinId: string, pinHash: string, pin: string): Promise<JoinResult | null> {
     const { ctx } = this;
     return ctx.database.writeTx(async (trx) => {
-      const user = await findUserByJoinId(trx, joinId);
+      const user = await repo.findUserByJoinId(trx, joinId);
       if (!user) return null;
-      await trx
-        .updateTable("users")
-        .set({ recovery_pin_hash: pinHash, updated_at: ctx.clock.iso() })
-        .where("id", "=", user.id)
-        .execute();
+      await repo.setPinHash(trx, user.id, pinHash, ctx.clock.iso());
       const token = await this.tokens.create(trx, user.id);
       return { resumed: true, token, pin, user: userView(user) };
     });
@@ -121,7 +102,7 @@ export class IdentityService {
       if (!(err instanceof AppError)) throw err;
       spent = err;
     }
-    const found = key ? await findUserByKey(ctx.database.db, key) : undefined;
+    const found = key ? await repo.findUserByKey(ctx.database.db, key) : undefined;
     const user = found && found.role !== "admin" && found.recovery_pin_hash ? found : undefined;
     const ok =
       user?.recovery_pin_hash && /^\d{4}$/.test(input.pin)
@@ -133,11 +114,7 @@ export class IdentityService {
 
     if (ok && user) {
       const token = await ctx.database.writeTx(async (trx) => {
-        await trx
-          .updateTable("users")
-          .set({ failed_pin_attempts: 0, last_failed_pin_at: null, updated_at: toIso(now) })
-          .where("id", "=", user.id)
-          .execute();
+        await repo.clearPinFailures(trx, user.id, toIso(now));
         return this.tokens.create(trx, user.id);
       });
       return { token, user: userView(user) };
@@ -156,28 +133,12 @@ export class IdentityService {
     const { ctx } = this;
     const { database } = ctx;
     return database.writeTx(async (trx) => {
-      const row = await database.dialect
-        .forUpdate(
-          trx
-            .selectFrom("users")
-            .select(["failed_pin_attempts", "last_failed_pin_at"])
-            .where("id", "=", userId),
-        )
-        .executeTakeFirstOrThrow();
+      const row = await repo.lockPinStreak(trx, database.dialect, userId);
       const decayed =
         !row.last_failed_pin_at || now - Date.parse(row.last_failed_pin_at) >= PIN_STREAK_DECAY_MS;
       const streak = (decayed ? 0 : row.failed_pin_attempts) + 1;
       const lock = streak >= PIN_LOCK_THRESHOLD ? toIso(now + PIN_LOCK_MS) : null;
-      await trx
-        .updateTable("users")
-        .set({
-          failed_pin_attempts: lock ? 0 : streak,
-          last_failed_pin_at: toIso(now),
-          ...(lock ? { pin_locked_until: lock } : {}),
-          updated_at: toIso(now),
-        })
-        .where("id", "=", userId)
-        .execute();
+      await repo.storePinFailure(trx, userId, streak, lock, toIso(now));
       return lock;
     });
   }
@@ -194,13 +155,9 @@ export class IdentityService {
     if ("problem" in checked) return;
     const now = ctx.clock.iso();
     const user = await ctx.database.writeTx(async (trx) => {
-      const u = await findUserByKey(trx, checked.key);
+      const u = await repo.findUserByKey(trx, checked.key);
       if (!u || u.role === "admin") return null;
-      await trx
-        .updateTable("users")
-        .set({ pin_reset_requested_at: now, updated_at: now })
-        .where("id", "=", u.id)
-        .execute();
+      await repo.markPinResetRequested(trx, u.id, now);
       return u;
     });
     if (user)
@@ -215,7 +172,7 @@ export class IdentityService {
     const { ctx } = this;
     await ctx.limiter.hit(`admin-login-ip:${ip}`, ADMIN_LOGIN_PER_IP, MINUTE);
     // Resolved by role, never by name: a guest holding the admin's name is irrelevant here.
-    const admin = await findAdmin(ctx.database.db);
+    const admin = await repo.findAdmin(ctx.database.db);
     const ok = admin?.password_hash
       ? await verifySecret(admin.password_hash, password)
       : await verifyDummy(password);
