@@ -1,45 +1,9 @@
-import type { Clock } from "@app/kit/clock";
 import type { Kysely } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
+import { type EventRow, exportJobStates, getEvent } from "./repository.js";
 
-export interface EventRow {
-  uploads_locked_at: string | null;
-  export_released_at: string | null;
-  export_epoch: number;
-}
-
-/** The single event row (id = 1; app start-up guarantees it exists). */
-export async function getEvent(db: Kysely<GalleryDB>): Promise<EventRow> {
-  const row = await db
-    .selectFrom("event")
-    .select(["uploads_locked_at", "export_released_at", "export_epoch"])
-    .where("id", "=", 1)
-    .executeTakeFirstOrThrow();
-  return row;
-}
-
-/**
- * After release every content removal invalidates the keepsake: bump export_epoch in the caller's
- * transaction (so the removal and the bump commit together). Returns whether it bumped.
- */
-export async function bumpEpochIfReleased(trx: Kysely<GalleryDB>, _clock: Clock): Promise<boolean> {
-  const res = await trx
-    .updateTable("event")
-    .set((eb) => ({ export_epoch: eb("export_epoch", "+", 1) }))
-    .where("id", "=", 1)
-    .where("export_released_at", "is not", null)
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
-}
-
-/** Create the event row on first start. */
-export async function ensureEventRow(db: Kysely<GalleryDB>, clock: Clock): Promise<void> {
-  await db
-    .insertInto("event")
-    .values({ id: 1, uploads_locked_at: null, export_released_at: null, created_at: clock.iso() })
-    .onConflict((oc) => oc.column("id").doNothing())
-    .execute();
-}
+// Callers outside event/ (derivatives, uploads, export, app start-up) import these from here.
+export { bumpEpochIfReleased, type EventRow, ensureEventRow, getEvent } from "./repository.js";
 
 /**
  * The keepsake is downloadable only when released and every export job is done at the current
@@ -47,7 +11,7 @@ export async function ensureEventRow(db: Kysely<GalleryDB>, clock: Clock): Promi
  */
 export async function isKeepsakeReady(db: Kysely<GalleryDB>, event: EventRow): Promise<boolean> {
   if (!event.export_released_at) return false;
-  const jobs = await db.selectFrom("export_jobs").select(["status", "epoch"]).execute();
+  const jobs = await exportJobStates(db);
   return jobs.length > 0 && jobs.every((j) => j.status === "done" && j.epoch === event.export_epoch);
 }
 

@@ -1,7 +1,7 @@
 import { conflict } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
+import { auditEventAction, lockEventRow, setReleased, setUploadsLocked } from "../event/repository.js";
 import { type EventRow, type EventView, eventView, getEvent } from "../event/state.js";
-import { auditEventAction, lockEventRow, setReleased, setUploadsLocked } from "../event/transitions-repo.js";
 import { keepsakeEstimate } from "./builder.js";
 import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "./repo.js";
 
