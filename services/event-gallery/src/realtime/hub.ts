@@ -3,6 +3,7 @@ import { unavailable } from "@app/kit/errors";
 import type { SseStream } from "@app/kit/http";
 import type { EventBus, GalleryContext } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
+import { hostIdsAmong } from "./repository.js";
 
 interface Subscriber {
   userId: string;
@@ -55,13 +56,7 @@ export class StreamHub {
     const targets = [...this.subs];
     const ids = [...new Set(targets.map((s) => s.userId))];
     if (ids.length === 0) return;
-    const rows = await this.ctx.database.db
-      .selectFrom("users")
-      .select("id")
-      .where("id", "in", ids)
-      .where("role", "in", ["host", "admin"])
-      .execute();
-    const hosts = new Set(rows.map((r) => r.id));
+    const hosts = await hostIdsAmong(this.ctx.database.db, ids);
     for (const s of targets) if (hosts.has(s.userId)) s.stream.send(event, data);
   }
 
