@@ -84,3 +84,9 @@ export async function markApproved(trx: Db, id: string, now: string): Promise<vo
     .where("id", "=", id)
     .execute();
 }
+
+/** The approval state of an upload, or undefined for an unknown id. */
+export async function approvalOf(db: Db, id: string): Promise<"approved" | "pending" | undefined> {
+  const row = await db.selectFrom("uploads").select("approval").where("id", "=", id).executeTakeFirst();
+  return row?.approval;
+}

@@ -1,4 +1,5 @@
 import type { AuthedUser, GalleryContext } from "../context.js";
+import { approvalOf } from "./repository.js";
 
 export type Approval = "approved" | "pending";
 
@@ -23,12 +24,7 @@ export async function announceUpload(
   uploadId: string,
   user: Pick<AuthedUser, "id">,
 ): Promise<void> {
-  const row = await ctx.database.db
-    .selectFrom("uploads")
-    .select("approval")
-    .where("id", "=", uploadId)
-    .executeTakeFirst();
-  if (row?.approval === "pending")
+  if ((await approvalOf(ctx.database.db, uploadId)) === "pending")
     ctx.bus.publish("upload-pending", { id: uploadId, user_id: user.id }, { hostsOnly: true });
   else ctx.bus.publish("new-upload", { id: uploadId, user_id: user.id });
 }
