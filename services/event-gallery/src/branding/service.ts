@@ -5,8 +5,6 @@ import { AppError, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import sharp from "sharp";
 import type { GalleryContext } from "../context.js";
-import type { ArchiveEntry } from "../export/archive.js";
-import type { MemoriesEvent } from "../export/memories.js";
 import { sniffMediaType } from "../uploads/sniff.js";
 import { removeQuietly, writeFileDurably } from "../uploads/storage.js";
 import * as repo from "./repository.js";
@@ -121,29 +119,11 @@ export async function coverFile(ctx: GalleryContext): Promise<{ path: string; co
   return { path: join(brandingDir(ctx), c.cover_path), contentType: c.cover_mime ?? "image/jpeg" };
 }
 
-/**
- * The branding of the Memories viewer (issue 14): settings, the time zone of GALLERY_TIMEZONE and
- * the cover photo as an archive entry (`cover.jpg`) when there is one.
- */
-export async function memoriesBranding(
-  ctx: GalleryContext,
-): Promise<{ event: MemoriesEvent; entries: ArchiveEntry[] }> {
-  const [s, c] = await Promise.all([ctx.settings.all(), repo.readCover(ctx.database.db)]);
-  let entries: ArchiveEntry[] = [];
-  if (c.cover_path) {
-    const file = join(brandingDir(ctx), c.cover_path);
-    const info = await stat(file).catch(() => null);
-    if (info?.isFile()) entries = [{ name: "cover.jpg", file, size: info.size }];
-  }
-  return {
-    event: {
-      name: s.event_name,
-      welcome_text_en: s.welcome_text_en,
-      welcome_text_de: s.welcome_text_de,
-      accent_color: s.accent_color,
-      cover: entries.length > 0 ? "cover.jpg" : null,
-      time_zone: ctx.config.GALLERY_TIMEZONE,
-    },
-    entries,
-  };
+/** The stored cover photo on disk, or null when there is none (or its file is gone). */
+export async function storedCover(ctx: GalleryContext): Promise<{ file: string; size: number } | null> {
+  const c = await repo.readCover(ctx.database.db);
+  if (!c.cover_path) return null;
+  const file = join(brandingDir(ctx), c.cover_path);
+  const info = await stat(file).catch(() => null);
+  return info?.isFile() ? { file, size: info.size } : null;
 }

@@ -1,13 +1,13 @@
 import { stat } from "node:fs/promises";
 import { newId } from "@app/kit/ids";
-import { memoriesBranding } from "../branding/service.js";
+import { storedCover } from "../branding/service.js";
 import type { GalleryContext } from "../context.js";
 import type { ExportKind } from "../db/schema.js";
 import { getEvent } from "../event/state.js";
 import { type ArchiveEntry, writeArchive } from "./archive.js";
 import { extensionOf, folderNames, galleryEntryName } from "./entries.js";
 import { mediaFile } from "./files.js";
-import { type MemoryItem, renderMemoriesHtml } from "./memories.js";
+import { type MemoriesEvent, type MemoryItem, renderMemoriesHtml } from "./memories.js";
 import {
   commentsOf,
   countArmedJobs,
@@ -17,6 +17,29 @@ import {
   setProgress,
   visibleUploads,
 } from "./repo.js";
+import { VIEWER_LANG_ENTRY, viewerLangScript } from "./viewer-lang.js";
+
+/**
+ * The branding of the Memories viewer (issue 14): settings, the time zone of GALLERY_TIMEZONE and
+ * the cover photo as an archive entry (`cover.jpg`) when there is one.
+ */
+async function memoriesBranding(
+  ctx: GalleryContext,
+): Promise<{ event: MemoriesEvent; entries: ArchiveEntry[] }> {
+  const [s, cover] = await Promise.all([ctx.settings.all(), storedCover(ctx)]);
+  const entries: ArchiveEntry[] = cover ? [{ name: "cover.jpg", file: cover.file, size: cover.size }] : [];
+  return {
+    event: {
+      name: s.event_name,
+      welcome_text_en: s.welcome_text_en,
+      welcome_text_de: s.welcome_text_de,
+      accent_color: s.accent_color,
+      cover: entries.length > 0 ? "cover.jpg" : null,
+      time_zone: ctx.config.GALLERY_TIMEZONE,
+    },
+    entries,
+  };
+}
 
 /** The build stopped because its epoch was superseded or the worker is stopping; not a failure. */
 export class BuildAbandoned extends Error {
@@ -180,8 +203,11 @@ async function memoriesEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): 
   // Branding, languages and the time zone of the viewer (issue 14).
   const branding = await memoriesBranding(ctx);
   const html = Buffer.from(renderMemoriesHtml(branding.event, items), "utf8");
+  const mtime = new Date(ctx.clock.now());
   return [
-    { name: "index.html", buffer: html, compress: true, mtime: new Date(ctx.clock.now()) },
+    // First and stored: a download patches it to the downloader's language (viewer-lang.ts).
+    { name: VIEWER_LANG_ENTRY, buffer: viewerLangScript(null), compress: false, mtime },
+    { name: "index.html", buffer: html, compress: true, mtime },
     ...branding.entries,
     ...media,
   ];
