@@ -6,15 +6,8 @@ import { createHttpApp, registerHealth } from "@app/kit/http";
 import { registerReadiness } from "@app/kit/http/readiness";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
-import type { Config } from "./config.js";
-import type {
-  PlatformContext,
-  PlatformServices,
-  RouteModule,
-  ServiceProvider,
-  Worker,
-  WorkerFactory,
-} from "./context.js";
+import { type Config, subscriberTokenTtl } from "./config.js";
+import type { PlatformContext, RouteModule, Worker } from "./context.js";
 import { resolveApp } from "./control/apps.js";
 import { appsRepo } from "./control/apps-repo.js";
 import { createAuth } from "./control/auth.js";
@@ -25,7 +18,8 @@ import { scriptsRepo } from "./control/scripts-repo.js";
 import { createSecretBox, loadMasterKey } from "./crypto/secret-box.js";
 import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
-import { dispatcherWorker, runtimeProvider } from "./execution/runtime.js";
+import { createDispatch, type Dispatch } from "./dispatch/dispatch.js";
+import { createRuntime, dispatcherWorker, type Runtime } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { installPlatformAuth } from "./http/route-auth.js";
@@ -49,51 +43,86 @@ import { topicRoutes } from "./http/routes/topics.js";
 import { triggerRoutes } from "./http/routes/triggers.js";
 import { userRoutes } from "./http/routes/user-routes.js";
 import { versionRoutes } from "./http/routes/version.js";
-import { registerPlatformMetrics } from "./metrics.js";
-import {
-  cronWorker,
-  deadLetterSettlerWorker,
-  realtimeWorker,
-  retentionWorker,
-  triggersProvider,
-} from "./triggers/register.js";
+import { type PlatformMetrics, registerPlatformMetrics } from "./metrics.js";
+import { createRealtimeHub, type RealtimeHub } from "./realtime/hub.js";
+import { triggerSettings } from "./triggers/settings.js";
 
 /**
- * Registration points: one line per module. Providers fill ctx.services (before any route),
- * route modules add HTTP routes, workers run in the background (started last, stopped first).
+ * What carries scripts for one app instance, built once by buildApp with that instance's clock,
+ * database (and so dialect), config and logger; nothing of it is process-global, so two apps in
+ * one process share nothing.
  */
-const providers: ServiceProvider[] = [triggersProvider, runtimeProvider];
+export interface Engine {
+  /** Outbox writes, change events, failure policy, dead letters, cron and retention. */
+  dispatch: Dispatch;
+  /** Worker pool, executor, outbox dispatcher, sync inbox, invoke and draft runs. */
+  runtime: Runtime;
+  /** Fan-out of committed publishDurable messages to this process's SSE subscribers. */
+  realtime: RealtimeHub;
+  metrics: PlatformMetrics;
+}
 
-const routeModules: RouteModule[] = [
-  authRoutes,
-  adminRoutes,
-  appRoutes,
-  scriptRoutes,
-  authoringRoutes,
-  routeRoutes,
-  versionRoutes,
-  dashboardRoutes,
-  triggerRoutes,
-  topicRoutes,
-  secretRoutes,
-  deadLetterRoutes,
-  emailRoutes,
-  realtimeRoutes,
-  filesAdminRoutes,
-  executeRoutes,
-  executionRoutes,
-  executionStreamRoutes,
-  dataBrowserRoutes,
-  userRoutes,
-];
+/** Route modules, one line each, with the engine parts each needs handed in explicitly. */
+function routeModules(engine: Engine): RouteModule[] {
+  const { dispatch, runtime } = engine;
+  return [
+    authRoutes,
+    adminRoutes,
+    appRoutes,
+    scriptRoutes,
+    (app, ctx) => authoringRoutes(app, ctx, { runDraft: runtime.runDraft }),
+    routeRoutes,
+    versionRoutes,
+    dashboardRoutes,
+    (app, ctx) => triggerRoutes(app, ctx, { retry: dispatch.settings.retry }),
+    topicRoutes,
+    secretRoutes,
+    (app, ctx) => deadLetterRoutes(app, ctx, { outbox: dispatch.outbox }),
+    (app, ctx) => emailRoutes(app, ctx, { outbox: dispatch.outbox }),
+    (app, ctx) => realtimeRoutes(app, ctx, { hub: engine.realtime }),
+    (app, ctx) => filesAdminRoutes(app, ctx, { events: dispatch.events }),
+    (app, ctx) => executeRoutes(app, ctx, { invoke: runtime.invoke }),
+    executionRoutes,
+    executionStreamRoutes,
+    (app, ctx) => dataBrowserRoutes(app, ctx, { sdk: runtime.sdk }),
+    (app, ctx) => userRoutes(app, ctx, { invoke: runtime.invoke }),
+  ];
+}
 
-const workers: WorkerFactory[] = [
-  realtimeWorker,
-  cronWorker,
-  retentionWorker,
-  deadLetterSettlerWorker,
-  dispatcherWorker,
-];
+/** Background work: started after the routes, stopped in reverse order on close. */
+function workers(engine: Engine, ctx: PlatformContext): Worker[] {
+  const { cron, retention, deadLetterSettler } = engine.dispatch.workers;
+  return [
+    { name: "realtime", start: () => engine.realtime.start(), stop: () => engine.realtime.stop() },
+    { name: "cron", start: () => cron.start(), stop: () => cron.stop() },
+    { name: "retention", start: () => retention.start(), stop: () => retention.stop() },
+    {
+      name: "dead-letter-settler",
+      start: () => deadLetterSettler.start(),
+      stop: () => deadLetterSettler.stop(),
+    },
+    dispatcherWorker(engine.runtime, ctx),
+  ];
+}
+
+/** Builds the engine of one app instance from its context. */
+async function buildEngine(ctx: PlatformContext, metrics: PlatformMetrics): Promise<Engine> {
+  const { database, clock, logger, config } = ctx;
+  // The dispatcher is built with the runtime, after the dispatch side that wakes it.
+  let wakeDispatcher = () => {};
+  const dispatch = createDispatch({
+    database,
+    clock,
+    logger,
+    settings: triggerSettings(config),
+    wake: () => wakeDispatcher(),
+  });
+  const runtime = await createRuntime(ctx, { events: dispatch.events, failures: dispatch.failures });
+  wakeDispatcher = () => runtime.dispatcher.wake();
+  metrics.registerPool({ busy: () => runtime.engine.busy, size: () => runtime.engine.size });
+  const realtime = createRealtimeHub({ database, clock, logger });
+  return { dispatch, runtime, realtime, metrics };
+}
 
 export interface AppDeps {
   logger: Logger;
@@ -105,6 +134,7 @@ export interface AppDeps {
 export interface BuiltApp {
   app: FastifyInstance;
   ctx: PlatformContext;
+  engine: Engine;
   /** Stops background work and closes the database; call after app.close(). */
   close(): Promise<void>;
 }
@@ -113,12 +143,16 @@ export interface BuiltApp {
 export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp> {
   const clock = deps.clock ?? systemClock;
   const logger = deps.logger;
+  // Variables checked together (each alone is checked by envSpec): before anything is opened.
+  subscriberTokenTtl(config);
   const database = openDatabase<PlatformDB>({
     url: config.DATABASE_URL,
     sqliteFile: join(config.DATA_DIR, "platform.sqlite"),
   });
   const started: Worker[] = [];
   let routeTable: ReturnType<typeof createRouteTable> | null = null;
+  /** A runtime whose dispatcher worker has not started yet (that worker's stop closes it). */
+  let unstartedRuntime: Runtime | null = null;
   const close = async () => {
     for (const w of started.reverse()) {
       try {
@@ -126,6 +160,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       } catch (err) {
         logger.error({ err, worker: w.name }, "worker stop failed");
       }
+    }
+    if (unstartedRuntime) {
+      await unstartedRuntime.close();
+      await unstartedRuntime.http.close();
     }
     await routeTable?.stop();
     await database.close();
@@ -185,25 +223,25 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       },
       sandbox: createSandboxPolicy(config),
       publicBaseUrl: () => (config.PUBLIC_BASE_URL ?? listenUrl).replace(/\/$/, ""),
-      services: {} as PlatformServices,
     };
 
     registerHealth(app);
     registerReadiness(app, { database, migrations });
     // Before the route modules: every route is counted by its pattern.
-    ctx.services.metrics = registerPlatformMetrics(app, ctx);
+    const metrics = registerPlatformMetrics(app, ctx);
     installAdminGate(app, ctx.gate);
     // Before any route module: the OpenAPI document and the auth hook see every route after.
     await registerApiDocs(app);
     installPlatformAuth(app, ctx);
-    for (const provide of providers) await provide(ctx);
-    for (const register of routeModules) await register(app, ctx);
-    for (const make of workers) {
-      const w = make(ctx);
+    const engine = await buildEngine(ctx, metrics);
+    unstartedRuntime = engine.runtime;
+    for (const register of routeModules(engine)) await register(app, ctx);
+    for (const w of workers(engine, ctx)) {
+      if (w.name === "dispatcher") unstartedRuntime = null;
       await w.start();
       started.push(w);
     }
-    return { app, ctx, close };
+    return { app, ctx, engine, close };
   } catch (err) {
     await close().catch(() => {});
     throw err;

@@ -1,8 +1,7 @@
-import { commonEnv, type EnvValues, envBool, envInt, envVar } from "@app/kit/config";
+import { availableParallelism } from "node:os";
+import { ConfigError, commonEnv, type EnvValues, envBool, envInt, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
 import { z } from "zod";
-import { engineEnv } from "./execution/engine-env.js";
-import { triggersEnv } from "./triggers/settings.js";
 
 const optionalText = z.string().min(1).optional();
 
@@ -73,9 +72,93 @@ export const envSpec = {
     envInt(128, 1, 100_000),
     "ceiling (and default) of sandbox.max_expr_depth, expression nesting checked at save time",
   ),
-  ...triggersEnv,
-  ...engineEnv,
+  // Triggers, retries, dead letters and retention.
+  PLATFORM_TRIGGER_MAX_ATTEMPTS: envVar(
+    envInt(5, 1, 100),
+    "default attempts (first run included) of a triggered run before it is dead-lettered",
+  ),
+  PLATFORM_TRIGGER_BACKOFF_MS: envVar(
+    envInt(1000, 0, 86_400_000),
+    "default first retry delay; doubles on every further attempt",
+  ),
+  PLATFORM_TRIGGER_MAX_BACKOFF_MS: envVar(envInt(300_000, 0, 86_400_000), "default cap of the retry delay"),
+  PLATFORM_DEAD_LETTER_RETENTION_DAYS: envVar(
+    envInt(30, 1, 3650),
+    "resolved dead letters older than this are deleted",
+  ),
+  PLATFORM_ABANDONED_RETENTION_DAYS: envVar(
+    envInt(7, 1, 3650),
+    "abandoned-execution records older than this are deleted",
+  ),
+  // The execution engine (README "Engine").
+  PLATFORM_WORKERS: envVar(envInt(availableParallelism(), 1, 256), "worker threads that run scripts", {
+    defaultText: "number of cores",
+  }),
+  PLATFORM_APP_CONCURRENCY: envVar(
+    z.coerce.number().int().min(1).max(4096).optional(),
+    "runs of one app at once; beyond it that app's sync requests wait briefly, then 503 with Retry-After",
+    { defaultText: "workers − 1, at least 1" },
+  ),
+  PLATFORM_SDK_CALLS_IN_FLIGHT: envVar(
+    envInt(64, 1, 100_000),
+    "SDK calls one run may have pending; beyond it the call throws a catchable sdk_busy error",
+  ),
+  PLATFORM_SDK_CALLS_PER_RUN: envVar(
+    envInt(10_000, 1, 10_000_000),
+    "SDK calls one run may make in total; beyond it the call throws a catchable sdk_limit error",
+  ),
+  // Realtime subscriber tokens (pubsub.subscriberToken): checked together by subscriberTokenTtl().
+  PLATFORM_SUBSCRIBER_TOKEN_TTL_S: envVar(
+    envInt(3600, 1, 365 * 86_400),
+    "lifetime of a pubsub subscriber token when the script asks for none (clamped to the min/max below)",
+  ),
+  PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S: envVar(
+    envInt(60, 1, 365 * 86_400),
+    "shortest subscriber token lifetime a script may ask for (ttl_s is raised to it)",
+  ),
+  PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S: envVar(
+    envInt(7 * 86_400, 1, 365 * 86_400),
+    "longest subscriber token lifetime a script may ask for (ttl_s is lowered to it)",
+  ),
   METRICS_TOKEN: metricsTokenEnv(),
 };
 
 export type Config = EnvValues<typeof envSpec>;
+
+/** Lifetime of subscriber tokens, in seconds: the default and the clamps of a script's ttl_s. */
+export interface TokenTtl {
+  default: number;
+  min: number;
+  max: number;
+}
+
+/**
+ * PLATFORM_SUBSCRIBER_TOKEN_* as one value. Each variable is checked alone by envSpec; here they
+ * are checked together (min ≤ default ≤ max), so a bad combination stops start-up with one line
+ * naming the variable and the rule.
+ */
+export function subscriberTokenTtl(
+  config: Pick<
+    Config,
+    | "PLATFORM_SUBSCRIBER_TOKEN_TTL_S"
+    | "PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S"
+    | "PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S"
+  >,
+): TokenTtl {
+  const ttl = {
+    default: config.PLATFORM_SUBSCRIBER_TOKEN_TTL_S,
+    min: config.PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S,
+    max: config.PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S,
+  };
+  if (ttl.min > ttl.max)
+    throw new ConfigError(
+      "PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S",
+      "must not exceed PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S",
+    );
+  if (ttl.default < ttl.min || ttl.default > ttl.max)
+    throw new ConfigError(
+      "PLATFORM_SUBSCRIBER_TOKEN_TTL_S",
+      "must lie between PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S and PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S",
+    );
+  return ttl;
+}

@@ -13,7 +13,8 @@ import type { PlatformDB } from "./db/schema.js";
 
 /**
  * What every script-platform module receives. Built once in app.ts; modules depend on these
- * interfaces, not on each other's internals.
+ * interfaces, not on each other's internals. The engine's parts (runtime, dispatch, realtime
+ * hub, metrics) are not in here: app.ts hands each to the modules that need it.
  */
 export interface PlatformContext {
   config: Config;
@@ -38,18 +39,7 @@ export interface PlatformContext {
   sandbox: SandboxPolicy;
   /** GET /version's public_base_url (PUBLIC_BASE_URL, else the listen URL once known). */
   publicBaseUrl(): string;
-  /** Shared singletons modules publish for each other (see PlatformServices). */
-  services: PlatformServices;
 }
-
-/**
- * Singletons that one module provides and others use. Each helper augments this interface from
- * its own file and fills the field from a provider registered in app.ts:
- *
- *   declare module "../context.js" { interface PlatformServices { executor: Executor } }
- */
-// biome-ignore lint/suspicious/noEmptyInterface: augmented by other modules (declaration merging)
-export interface PlatformServices {}
 
 export interface AdminGate {
   /**
@@ -83,8 +73,12 @@ export interface ScriptLookup {
 /** One line per HTTP module in app.ts: `(app, ctx) => { app.get(...) }`. */
 export type RouteModule = (app: FastifyInstance, ctx: PlatformContext) => void | Promise<void>;
 
-/** Something that fills a PlatformServices field; runs before any route module. */
-export type ServiceProvider = (ctx: PlatformContext) => void | Promise<void>;
+/** A route module that also needs parts of the engine (runtime, dispatch…), handed in by app.ts. */
+export type RouteModuleWith<D> = (
+  app: FastifyInstance,
+  ctx: PlatformContext,
+  deps: D,
+) => void | Promise<void>;
 
 /** Background work (dispatcher, cron, retention…): started after the routes, stopped in reverse order on close. */
 export interface Worker {
@@ -92,4 +86,3 @@ export interface Worker {
   start(): void | Promise<void>;
   stop(): void | Promise<void>;
 }
-export type WorkerFactory = (ctx: PlatformContext) => Worker;

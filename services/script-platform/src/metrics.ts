@@ -3,13 +3,6 @@ import type { FastifyInstance } from "fastify";
 import type { PlatformContext } from "./context.js";
 import { executionsByStatus, outboxDepth, unresolvedDeadLetters } from "./metrics-repo.js";
 
-declare module "./context.js" {
-  interface PlatformServices {
-    /** The app's metrics: modules add gauges read at scrape time (registered before providers). */
-    metrics: PlatformMetrics;
-  }
-}
-
 /** Live state of the sandbox worker pool, read at scrape time (see /work/coord/platform.md). */
 export interface PoolGauges {
   /** Workers running a script right now. */

@@ -4,7 +4,8 @@ import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
 import { nextFireMs } from "../triggers/cron-schedule.js";
-import { enqueueTriggeredRun } from "../triggers/enqueue.js";
+import { anyCronDue, claimDueCron, markCronFired } from "../triggers/repository.js";
+import type { OutboxWriter } from "./enqueue.js";
 
 /**
  * Cron scheduler: every tick, each enabled cron trigger whose next_due_at has passed gets ONE
@@ -26,48 +27,21 @@ export function createCronScheduler(opts: {
   database: Database<PlatformDB>;
   clock: Clock;
   logger: Logger;
+  outbox: OutboxWriter;
   tickMs?: number;
 }): CronScheduler {
-  const { database, clock, logger } = opts;
+  const { database, clock, logger, outbox } = opts;
   let timer: TimerHandle | null = null;
   let running: Promise<number> | null = null;
-
-  const dueQuery = (db: typeof database.db, now: string) =>
-    db
-      .selectFrom("trigger_details as d")
-      .innerJoin("triggers as t", "t.id", "d.trigger_id")
-      .where("t.kind", "=", "cron")
-      .where("t.enabled", "=", 1)
-      .where("d.cron_next_due_at", "is not", null)
-      .where("d.cron_next_due_at", "<=", now);
 
   async function pass(): Promise<number> {
     const now = clock.now();
     const nowIso = toIso(now);
-    // A read first: the common case (nothing due) takes no write lock.
-    const any = await dueQuery(database.db, nowIso).select("d.trigger_id").limit(1).executeTakeFirst();
-    if (!any) return 0;
+    if (!(await anyCronDue(database.db, nowIso))) return 0;
     return database.writeTx(async (trx) => {
-      const due = await database.dialect
-        .forUpdateSkipLocked(
-          dueQuery(trx, nowIso)
-            .select([
-              "t.id",
-              "t.app_id",
-              "t.script_id",
-              "t.registered_by_principal",
-              "d.cron_schedule",
-              "d.cron_timezone",
-              "d.cron_next_due_at",
-            ])
-            .orderBy("d.cron_next_due_at")
-            .limit(BATCH),
-        )
-        .execute();
+      const due = await claimDueCron(trx, database.dialect, nowIso, BATCH);
       for (const t of due) {
-        const schedule = t.cron_schedule ?? "";
-        const timezone = t.cron_timezone ?? "UTC";
-        await enqueueTriggeredRun(trx, database.dialect, {
+        await outbox.enqueue(trx, {
           appId: t.app_id,
           sourceKind: "cron",
           triggerId: t.id,
@@ -75,24 +49,19 @@ export function createCronScheduler(opts: {
           event: {
             cron: {
               trigger_id: t.id,
-              schedule,
-              timezone,
-              scheduled_at:
-                t.cron_next_due_at === null ? null : database.dialect.fromTimestamp(t.cron_next_due_at),
+              schedule: t.schedule,
+              timezone: t.timezone,
+              scheduled_at: t.scheduled_at,
               fired_at: nowIso,
             },
           },
           depth: 0,
-          principal: database.dialect.fromJson(t.registered_by_principal),
+          principal: t.principal,
           dueAt: nowIso,
           now: nowIso,
         });
-        const next = nextFireMs(schedule, timezone, now);
-        await trx
-          .updateTable("trigger_details")
-          .set({ cron_last_fired_at: nowIso, cron_next_due_at: next === null ? null : toIso(next) })
-          .where("trigger_id", "=", t.id)
-          .execute();
+        const next = nextFireMs(t.schedule, t.timezone, now);
+        await markCronFired(trx, t.id, nowIso, next === null ? null : toIso(next));
       }
       return due.length;
     });

@@ -168,3 +168,36 @@ export async function deleteResolvedBefore(trx: Kysely<PlatformDB>, before: stri
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }
+
+/** The resolution of a dead letter (null: unresolved); undefined when it does not exist. */
+export async function resolutionOf(
+  trx: Kysely<PlatformDB>,
+  id: string,
+): Promise<DeadLetterResolution | null | undefined> {
+  const r = await trx.selectFrom("dead_letters").select("resolution").where("id", "=", id).executeTakeFirst();
+  return r ? ((r.resolution as DeadLetterResolution | null) ?? null) : undefined;
+}
+
+/** Whether any dead_letter handler run is still pending (a read, no write lock). */
+export async function anyPendingHandler(db: Kysely<PlatformDB>): Promise<boolean> {
+  const r = await db
+    .selectFrom("dead_letter_handlers")
+    .select("outbox_id")
+    .where("status", "=", "pending")
+    .limit(1)
+    .executeTakeFirst();
+  return r !== undefined;
+}
+
+/** Locks one dead letter of the app for the transaction; false when it does not exist. */
+export async function lockDeadLetter(
+  trx: Kysely<PlatformDB>,
+  dialect: Dialect,
+  appId: string,
+  id: string,
+): Promise<boolean> {
+  const r = await dialect
+    .forUpdate(trx.selectFrom("dead_letters").select("id").where("app_id", "=", appId).where("id", "=", id))
+    .executeTakeFirst();
+  return r !== undefined;
+}

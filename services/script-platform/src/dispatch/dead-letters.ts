@@ -1,21 +1,26 @@
+import type { Clock, TimerHandle } from "@app/kit/clock";
 import type { Database, Dialect, Kysely } from "@app/kit/db";
 import { conflict, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
+import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
-import { announceEnqueued, enqueueTriggeredRun } from "../triggers/enqueue.js";
 import { enabledTriggersOfKind } from "../triggers/repository.js";
 import {
+  anyPendingHandler,
   type DeadLetter,
   findDeadLetter,
   findHandler,
   insertDeadLetter,
   insertHandler,
   listDeadLetters,
+  lockDeadLetter,
   markVanishedHandlersSucceeded,
+  resolutionOf,
   resolveDeadLetter,
   setHandlerStatus,
   settledHandlerOutcomes,
 } from "./dead-letters-repo.js";
+import type { OutboxWriter } from "./enqueue.js";
 
 /**
  * Dead letters: written when a run exhausts its retries; each one fires the app's enabled
@@ -42,6 +47,7 @@ export interface FailedRow {
 export async function deadLetter(
   trx: Kysely<PlatformDB>,
   dialect: Dialect,
+  outbox: OutboxWriter,
   row: FailedRow,
   now: string,
 ): Promise<DeadLetter> {
@@ -64,7 +70,7 @@ export async function deadLetter(
   await insertDeadLetter(trx, dialect, dl);
   const handlers = await enabledTriggersOfKind(trx, dialect, row.appId, "dead_letter");
   for (const t of handlers) {
-    const outboxId = await enqueueTriggeredRun(trx, dialect, {
+    const outboxId = await outbox.enqueue(trx, {
       appId: row.appId,
       sourceKind: "dead_letter",
       triggerId: t.id,
@@ -105,12 +111,8 @@ export async function handlerRunFailed(
   const h = await findHandler(trx, outboxId);
   if (!h) return;
   await setHandlerStatus(trx, outboxId, "failed");
-  const dl = await trx
-    .selectFrom("dead_letters")
-    .select("resolution")
-    .where("id", "=", h.dead_letter_id)
-    .executeTakeFirst();
-  if (dl && dl.resolution === null) await resolveDeadLetter(trx, h.dead_letter_id, "handler_failed", now);
+  if ((await resolutionOf(trx, h.dead_letter_id)) === null)
+    await resolveDeadLetter(trx, h.dead_letter_id, "handler_failed", now);
 }
 
 /**
@@ -119,13 +121,7 @@ export async function handlerRunFailed(
  */
 export async function settleHandledDeadLetters(database: Database<PlatformDB>, now: string): Promise<number> {
   // A read first: with no handler pending (the common case) no write lock is taken.
-  const pending = await database.db
-    .selectFrom("dead_letter_handlers")
-    .select("outbox_id")
-    .where("status", "=", "pending")
-    .limit(1)
-    .executeTakeFirst();
-  if (!pending) return 0;
+  if (!(await anyPendingHandler(database.db))) return 0;
   return database.writeTx(async (trx) => {
     await markVanishedHandlersSucceeded(trx);
     const outcomes = await settledHandlerOutcomes(trx);
@@ -145,29 +141,25 @@ const REOPENABLE = new Set<DeadLetter["resolution"]>([null, "handler_failed"]);
 /** Re-enqueue the original run (fresh attempts) and resolve the dead letter as `replayed`. */
 export async function replayDeadLetter(
   database: Database<PlatformDB>,
+  outbox: OutboxWriter,
   appId: string,
   id: string,
   now: string,
 ): Promise<DeadLetter> {
   return database.writeTx(async (trx) => {
     const dl = await lockedDeadLetter(trx, database.dialect, appId, id);
-    await trx
-      .insertInto("outbox")
-      .values({
-        id: newId(),
-        app_id: dl.app_id,
-        source_kind: dl.source_kind,
-        trigger_id: dl.trigger_id,
-        script_id: dl.script_id,
-        payload: dl.payload,
-        due_at: now,
-        depth: dl.depth,
-        principal: dl.principal,
-        reply_to: null,
-        created_at: now,
-      })
-      .execute();
-    await announceEnqueued(trx, database.dialect);
+    await outbox.insert(trx, {
+      id: newId(),
+      app_id: dl.app_id,
+      source_kind: dl.source_kind,
+      trigger_id: dl.trigger_id,
+      script_id: dl.script_id,
+      payload: dl.payload,
+      due_at: now,
+      depth: dl.depth,
+      principal: dl.principal,
+      created_at: now,
+    });
     await resolveDeadLetter(trx, id, "replayed", now);
     return { ...dl, resolution: "replayed", resolved_at: now };
   });
@@ -187,10 +179,9 @@ export async function ignoreDeadLetter(
 }
 
 async function lockedDeadLetter(trx: Kysely<PlatformDB>, dialect: Dialect, appId: string, id: string) {
-  const locked = await dialect
-    .forUpdate(trx.selectFrom("dead_letters").select("id").where("app_id", "=", appId).where("id", "=", id))
-    .executeTakeFirst();
-  const dl = locked ? await findDeadLetter(trx, dialect, appId, id) : null;
+  const dl = (await lockDeadLetter(trx, dialect, appId, id))
+    ? await findDeadLetter(trx, dialect, appId, id)
+    : null;
   if (!dl) throw notFound("Dead letter not found.", "dead_letter_not_found");
   if (!REOPENABLE.has(dl.resolution))
     throw conflict("dead_letter_resolved", `The dead letter is already resolved (${dl.resolution}).`, {
@@ -209,5 +200,37 @@ export function presentDeadLetter(dl: DeadLetter): Record<string, unknown> {
     status: dl.resolution === null ? "unresolved" : "resolved",
     resolution: dl.resolution,
     resolved_at: dl.resolved_at,
+  };
+}
+
+/** Resolves dead letters whose dead_letter handler runs have all finished (every second). */
+export function createDeadLetterSettler(deps: {
+  database: Database<PlatformDB>;
+  clock: Clock;
+  logger: Logger;
+  everyMs?: number;
+}) {
+  const { database, clock, logger } = deps;
+  let timer: TimerHandle | null = null;
+  let busy = false;
+  const run = async () => {
+    if (busy) return;
+    busy = true;
+    try {
+      await settleHandledDeadLetters(database, clock.iso());
+    } catch (err) {
+      logger.error({ err }, "dead-letter settle failed");
+    } finally {
+      busy = false;
+    }
+  };
+  return {
+    start() {
+      timer ??= clock.setInterval(() => void run(), deps.everyMs ?? 1000);
+    },
+    stop() {
+      timer?.cancel();
+      timer = null;
+    },
   };
 }

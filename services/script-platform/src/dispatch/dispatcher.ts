@@ -4,12 +4,12 @@ import { newId } from "@app/kit/ids";
 import type { Logger } from "@app/kit/logger";
 import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
-import { executionsRepo } from "../execution/executions-repo.js";
-import type { Executor, Finished, Job } from "../execution/executor.js";
 import { type PrincipalJson, principalFromJson } from "../triggers/principal.js";
 import { handlerRunFailed } from "./dead-letters.js";
-import { onRunFailed } from "./failure-policy.js";
+import { OUTBOX_CHANNEL } from "./enqueue-repo.js";
+import type { FailurePolicy } from "./failure-policy.js";
 import type { Inbox } from "./inbox.js";
+import type { ExecutionLog, Finished, Job, JobRunner } from "./job.js";
 import {
   decodeHttpRequest,
   GroupCommit,
@@ -19,14 +19,16 @@ import {
   outboxRepo,
 } from "./outbox.js";
 
-/** NOTIFY channel that wakes dispatchers of other processes (PostgreSQL) when rows are enqueued. */
-export const OUTBOX_CHANNEL = "platform_outbox";
-
 export interface DispatcherDeps {
   database: Database<PlatformDB>;
   clock: Clock;
   logger: Logger;
-  executor: Executor;
+  /** Runs a job (execution/executor.ts). */
+  executor: JobRunner;
+  /** Where each finished run is recorded, in the settling transaction. */
+  executions: ExecutionLog;
+  /** Retry / dead letter / drop for a failed trigger or async row. */
+  failures: FailurePolicy;
   inbox: Inbox;
   instanceId: string;
   /** PLATFORM_MAX_CONCURRENCY: scripts running at once in this process. */
@@ -51,9 +53,8 @@ function jsonText<T>(v: unknown): T {
  * Wakes on its poll timer, at once when this process enqueues, and on NOTIFY from others.
  */
 export function createDispatcher(deps: DispatcherDeps) {
-  const { database, clock, logger, executor, inbox, instanceId } = deps;
+  const { database, clock, logger, executor, executions, failures, inbox, instanceId } = deps;
   const repo = outboxRepo(database, clock);
-  const executions = executionsRepo(database);
   const commits = new GroupCommit(database);
   const inflight = new Set<Promise<void>>();
   let running = 0;
@@ -91,7 +92,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       await executions.insert(trx, finished.record);
       const o = finished.outcome;
       if (!o.ok && !row.reply_to && o.kind !== "script_not_found") {
-        const decision = await onRunFailed(trx, {
+        const decision = await failures.onRunFailed(trx, {
           outboxId: row.id,
           appId: row.app_id,
           triggerId: row.trigger_id,

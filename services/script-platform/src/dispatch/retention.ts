@@ -5,6 +5,7 @@ import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
 import type { TriggerSettings } from "../triggers/settings.js";
 import { deleteResolvedBefore } from "./dead-letters-repo.js";
+import { deleteAbandonedBefore, deleteRealtimeMessagesBefore } from "./retention-repo.js";
 
 const DAY_MS = 86_400_000;
 /** Realtime messages are only a hand-off to live subscribers; an hour is plenty. */
@@ -25,7 +26,7 @@ export function createRetentionJob(opts: {
   database: Database<PlatformDB>;
   clock: Clock;
   logger: Logger;
-  settings: TriggerSettings;
+  settings: Pick<TriggerSettings, "deadLetterRetentionDays" | "abandonedRetentionDays">;
   everyMs?: number;
 }) {
   const { database, clock, logger, settings } = opts;
@@ -38,19 +39,12 @@ export function createRetentionJob(opts: {
         trx,
         toIso(now - settings.deadLetterRetentionDays * DAY_MS),
       );
-      const abandoned = await trx
-        .deleteFrom("abandoned_executions")
-        .where("created_at", "<", toIso(now - settings.abandonedRetentionDays * DAY_MS))
-        .executeTakeFirst();
-      const realtime = await trx
-        .deleteFrom("realtime_messages")
-        .where("created_at", "<", toIso(now - REALTIME_KEEP_MS))
-        .executeTakeFirst();
-      return {
-        deadLetters,
-        abandonedExecutions: Number(abandoned.numDeletedRows),
-        realtimeMessages: Number(realtime.numDeletedRows),
-      };
+      const abandonedExecutions = await deleteAbandonedBefore(
+        trx,
+        toIso(now - settings.abandonedRetentionDays * DAY_MS),
+      );
+      const realtimeMessages = await deleteRealtimeMessagesBefore(trx, toIso(now - REALTIME_KEEP_MS));
+      return { deadLetters, abandonedExecutions, realtimeMessages };
     });
   }
 

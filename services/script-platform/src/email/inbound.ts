@@ -6,7 +6,7 @@ import { safeEqual } from "@app/kit/http";
 import { parseInput } from "@app/kit/validate";
 import { z } from "zod";
 import type { PlatformDB } from "../db/schema.js";
-import { enqueueTriggeredRun } from "../triggers/enqueue.js";
+import type { OutboxWriter } from "../dispatch/enqueue.js";
 import { findTrigger } from "../triggers/repository.js";
 import { inboundSecretAad } from "../triggers/service.js";
 
@@ -32,6 +32,7 @@ export interface InboundDeps {
   database: Database<PlatformDB>;
   clock: Clock;
   secretBox: { openString(sealed: string, aad?: string): string };
+  outbox: OutboxWriter;
 }
 
 const SIGNATURE_RE = /^sha256=([0-9a-fA-F]{64})$/;
@@ -78,7 +79,7 @@ export async function acceptInboundEmail(
     message_id: msg.message_id ?? null,
   };
   const outboxId = await database.writeTx((trx) =>
-    enqueueTriggeredRun(trx, database.dialect, {
+    deps.outbox.enqueue(trx, {
       appId,
       sourceKind: "email",
       triggerId: trigger.id,

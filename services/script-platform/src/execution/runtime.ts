@@ -2,10 +2,12 @@ import { hostname } from "node:os";
 import { systemClock, toIso } from "@app/kit/clock";
 import { unavailable } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
-import type { PlatformContext, ServiceProvider, WorkerFactory } from "../context.js";
+import { subscriberTokenTtl } from "../config.js";
+import type { PlatformContext, Worker } from "../context.js";
 import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
+import type { FailurePolicy } from "../dispatch/failure-policy.js";
 import { Inbox } from "../dispatch/inbox.js";
 import { encodeHttpPayload, type OutboxRow } from "../dispatch/outbox.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
@@ -19,7 +21,7 @@ import { ModuleResolver } from "../sandbox/module-loader.js";
 import { EnginePool } from "../sandbox/pool.js";
 import { sdkHost } from "../sdk/host.js";
 import { createOutboundHttp, type OutboundHttp } from "../sdk/http.js";
-import type { SdkDeps } from "../sdk/types.js";
+import type { EventSink, SdkDeps } from "../sdk/types.js";
 import { principalToJson } from "../triggers/principal.js";
 import { SDK_VERSION } from "../version.js";
 import { appConcurrency } from "./engine-env.js";
@@ -109,13 +111,21 @@ export type InvokeResult =
   | { kind: "accepted"; execution_id: string; accepted_at: string }
   | { kind: "done"; execution_id: string; outcome: JobOutcome };
 
-declare module "../context.js" {
-  interface PlatformServices {
-    runtime: Runtime;
-  }
+/** What the runtime takes from the app besides the context: the dispatch capability's parts. */
+export interface RuntimeLinks {
+  /** Trigger events of SDK writes (dispatch/change-events.ts). */
+  events: EventSink;
+  /** Retry / dead letter / drop of failed trigger and async rows (dispatch/failure-policy.ts). */
+  failures: FailurePolicy;
 }
 
-export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
+export async function createRuntime(
+  ctx: Pick<
+    PlatformContext,
+    "clock" | "logger" | "database" | "config" | "scripts" | "secretBox" | "paths" | "sandbox"
+  >,
+  links: RuntimeLinks,
+): Promise<Runtime> {
   const { clock, logger, database, config } = ctx;
   const engine = await EnginePool.start({
     workers: config.PLATFORM_WORKERS,
@@ -140,11 +150,8 @@ export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
     filesRoot: ctx.paths.filesRoot,
     secretMaxBytes: config.PLATFORM_SECRET_MAX_VALUE_BYTES,
     http,
-    tokenTtl: {
-      default: config.PLATFORM_SUBSCRIBER_TOKEN_TTL_S,
-      min: config.PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S,
-      max: config.PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S,
-    },
+    tokenTtl: subscriberTokenTtl(config),
+    events: links.events,
     onEnqueued: () => dispatcher?.enqueued(),
   };
   const executor = createExecutor({
@@ -161,6 +168,8 @@ export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
     clock,
     logger,
     executor,
+    executions: executionsRepo(database),
+    failures: links.failures,
     inbox,
     instanceId,
     maxConcurrency: config.PLATFORM_MAX_CONCURRENCY,
@@ -354,19 +363,15 @@ export async function createRuntime(ctx: PlatformContext): Promise<Runtime> {
   };
 }
 
-/** Provider: builds the runtime into ctx.services.runtime. */
-export const runtimeProvider: ServiceProvider = async (ctx) => {
-  const runtime = await createRuntime(ctx);
-  ctx.services.runtime = runtime;
-  ctx.services.metrics?.registerPool({ busy: () => runtime.engine.busy, size: () => runtime.engine.size });
-};
-
 /** How long the executions log keeps an entry (the log is bounded by age). */
 export const EXECUTION_LOG_RETENTION_MS = 7 * 24 * 3600 * 1000;
 const PRUNE_EVERY_MS = 3600 * 1000;
 
 /** Worker: the outbox dispatcher, the executions-log pruning, and the outbound HTTP agent's shutdown. */
-export const dispatcherWorker: WorkerFactory = (ctx) => {
+export function dispatcherWorker(
+  runtime: Runtime,
+  ctx: Pick<PlatformContext, "database" | "clock" | "logger">,
+): Worker {
   const repo = executionsRepo(ctx.database);
   let timer: { cancel(): void } | null = null;
   const prune = () =>
@@ -376,15 +381,15 @@ export const dispatcherWorker: WorkerFactory = (ctx) => {
   return {
     name: "dispatcher",
     async start() {
-      await ctx.services.runtime.dispatcher.start();
+      await runtime.dispatcher.start();
       await prune();
       timer = ctx.clock.setInterval(() => void prune(), PRUNE_EVERY_MS);
     },
     async stop() {
       timer?.cancel();
-      await ctx.services.runtime.dispatcher.stop();
-      await ctx.services.runtime.close();
-      await ctx.services.runtime.http.close();
+      await runtime.dispatcher.stop();
+      await runtime.close();
+      await runtime.http.close();
     },
   };
-};
+}

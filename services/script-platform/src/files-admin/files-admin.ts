@@ -1,8 +1,8 @@
 import type { Database } from "@app/kit/db";
 import { notFound } from "@app/kit/errors";
 import type { PlatformDB } from "../db/schema.js";
-import { emitChangeEvent } from "../dispatch/change-events.js";
 import { blobStore } from "../sdk/blob-store.js";
+import type { EventSink } from "../sdk/types.js";
 
 /**
  * Admin view of an app's stored files (GET/DELETE /admin/apps/{id}/files[/{collection}/{name}]).
@@ -19,7 +19,7 @@ export interface FileMeta {
   updated_at: string;
 }
 
-type Deps = { database: Database<PlatformDB>; filesRoot: string };
+type Deps = { database: Database<PlatformDB>; filesRoot: string; events: EventSink };
 
 const COLUMNS = [
   "collection",
@@ -113,7 +113,7 @@ export async function deleteFile(deps: Deps, appId: string, collection: string, 
       .where("name", "=", name)
       .execute();
     const meta = toMeta(database, prev);
-    await emitChangeEvent(trx, {
+    await deps.events.change(trx, {
       appId,
       kind: "files",
       collection,

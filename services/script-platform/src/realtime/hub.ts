@@ -3,7 +3,6 @@ import type { Database } from "@app/kit/db";
 import { unavailable } from "@app/kit/errors";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
-import { REALTIME_CHANNEL } from "../dispatch/change-events.js";
 
 /**
  * Fans committed publishDurable messages out to this process's SSE subscribers (best effort).
@@ -13,6 +12,9 @@ import { REALTIME_CHANNEL } from "../dispatch/change-events.js";
  * the log by seq, which on SQLite grows in commit order because writers are serialized.
  */
 export type Sink = (seq: number, messageJson: string) => void;
+
+/** Channel of committed realtime messages (NOTIFY on PostgreSQL, in-process on SQLite). */
+export const REALTIME_CHANNEL = "platform_realtime";
 
 export interface RealtimeHub {
   start(): Promise<void>;

@@ -2,7 +2,6 @@ import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import type { Database } from "@app/kit/db";
 import type { SecretBox } from "../crypto/secret-box.js";
 import type { PlatformDB } from "../db/schema.js";
-import { emitPubsub } from "../dispatch/change-events.js";
 import { defineOwn, fail, name, options } from "./args.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
@@ -99,7 +98,7 @@ export function pubsubOps(deps: SdkDeps, call: SdkCall) {
       const topic = name("pubsub.publishDurable", "topic", t, 200);
       const msg = jsonSafe(message);
       const enqueued = await deps.database.writeTx((trx) =>
-        emitPubsub(trx, { appId: call.appId, topic, message: msg, depth: call.depth }),
+        deps.events.pubsub(trx, { appId: call.appId, topic, message: msg, depth: call.depth }),
       );
       return { enqueued };
     },

@@ -176,3 +176,78 @@ export async function deleteTrigger(db: Kysely<PlatformDB>, appId: string, id: s
   await db.deleteFrom("triggers").where("id", "=", id).execute();
   return true;
 }
+
+const dueCron = (db: Kysely<PlatformDB>, now: string) =>
+  db
+    .selectFrom("trigger_details as d")
+    .innerJoin("triggers as t", "t.id", "d.trigger_id")
+    .where("t.kind", "=", "cron")
+    .where("t.enabled", "=", 1)
+    .where("d.cron_next_due_at", "is not", null)
+    .where("d.cron_next_due_at", "<=", now);
+
+/** Whether any enabled cron trigger is due (a read: the common "nothing due" takes no write lock). */
+export async function anyCronDue(db: Kysely<PlatformDB>, now: string): Promise<boolean> {
+  return (await dueCron(db, now).select("d.trigger_id").limit(1).executeTakeFirst()) !== undefined;
+}
+
+export interface DueCron {
+  id: string;
+  app_id: string;
+  script_id: string;
+  principal: unknown;
+  schedule: string;
+  timezone: string;
+  /** The window that came due (RFC 3339). */
+  scheduled_at: string | null;
+}
+
+/**
+ * Due cron triggers, oldest window first, locked for this transaction; rows other transactions
+ * hold are skipped (several instances on one PostgreSQL never fire the same window twice).
+ */
+export async function claimDueCron(
+  trx: Kysely<PlatformDB>,
+  dialect: Dialect,
+  now: string,
+  limit: number,
+): Promise<DueCron[]> {
+  const rows = await dialect
+    .forUpdateSkipLocked(
+      dueCron(trx, now)
+        .select([
+          "t.id",
+          "t.app_id",
+          "t.script_id",
+          "t.registered_by_principal",
+          "d.cron_schedule",
+          "d.cron_timezone",
+          "d.cron_next_due_at",
+        ])
+        .orderBy("d.cron_next_due_at")
+        .limit(limit),
+    )
+    .execute();
+  return rows.map((t) => ({
+    id: t.id,
+    app_id: t.app_id,
+    script_id: t.script_id,
+    principal: dialect.fromJson(t.registered_by_principal),
+    schedule: t.cron_schedule ?? "",
+    timezone: t.cron_timezone ?? "UTC",
+    scheduled_at: t.cron_next_due_at === null ? null : dialect.fromTimestamp(t.cron_next_due_at),
+  }));
+}
+
+export async function markCronFired(
+  trx: Kysely<PlatformDB>,
+  id: string,
+  firedAt: string,
+  nextDueAt: string | null,
+): Promise<void> {
+  await trx
+    .updateTable("trigger_details")
+    .set({ cron_last_fired_at: firedAt, cron_next_due_at: nextDueAt })
+    .where("trigger_id", "=", id)
+    .execute();
+}

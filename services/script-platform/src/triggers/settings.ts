@@ -1,30 +1,3 @@
-import { envInt, envVar } from "@app/kit/config";
-
-/**
- * Environment variables of triggers, retries, dead letters and retention. Spread into the
- * service's envSpec (src/config.ts) so they are validated at start-up and listed by --help.
- * PLATFORM_MAX_TRIGGER_DEPTH is declared there by the control plane.
- */
-export const triggersEnv = {
-  PLATFORM_TRIGGER_MAX_ATTEMPTS: envVar(
-    envInt(5, 1, 100),
-    "default attempts (first run included) of a triggered run before it is dead-lettered",
-  ),
-  PLATFORM_TRIGGER_BACKOFF_MS: envVar(
-    envInt(1000, 0, 86_400_000),
-    "default first retry delay; doubles on every further attempt",
-  ),
-  PLATFORM_TRIGGER_MAX_BACKOFF_MS: envVar(envInt(300_000, 0, 86_400_000), "default cap of the retry delay"),
-  PLATFORM_DEAD_LETTER_RETENTION_DAYS: envVar(
-    envInt(30, 1, 3650),
-    "resolved dead letters older than this are deleted",
-  ),
-  PLATFORM_ABANDONED_RETENTION_DAYS: envVar(
-    envInt(7, 1, 3650),
-    "abandoned-execution records older than this are deleted",
-  ),
-};
-
 export interface RetryPolicy {
   max_attempts: number;
   backoff_ms: number;

@@ -14,7 +14,7 @@ describe("execution through HTTP: sync and async dispatch via the outbox", () =>
   let server: Server;
   let base = "";
   const pending: (() => void)[] = [];
-  const runtime = () => h.built.ctx.services.runtime;
+  const runtime = () => h.built.engine.runtime;
   const inject = (
     method: string,
     url: string,

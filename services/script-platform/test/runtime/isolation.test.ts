@@ -30,7 +30,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
    * stop at 300 ms). Small strings, so no size limit ends it first, on any machine speed.
    */
   const STUCK = `export default function () { const h = "a".repeat(1000000); return h.indexOf("a".repeat(500000) + "b"); }`;
-  const runtime = () => h.built.ctx.services.runtime;
+  const runtime = () => h.built.engine.runtime;
 
   beforeAll(async () => {
     h = await startHarness({ PLATFORM_WORKERS: "2", PLATFORM_APP_CONCURRENCY: "1" });

@@ -7,12 +7,12 @@ import type { Principal } from "../../src/control/scopes.js";
 import { createSecretBox } from "../../src/crypto/secret-box.js";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
+import { createDispatch } from "../../src/dispatch/dispatch.js";
 import { Engine, type RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits, type SandboxKnobs } from "../../src/sandbox/limits.js";
 import { sdkHost } from "../../src/sdk/host.js";
 import { createOutboundHttp, type Resolver } from "../../src/sdk/http.js";
 import type { SdkDeps } from "../../src/sdk/types.js";
-import { configureTriggerRuntime } from "../../src/triggers/runtime-config.js";
 import { DEFAULT_TRIGGER_SETTINGS } from "../../src/triggers/settings.js";
 
 /** A migrated database plus SDK deps and a runner: engine + SDK without HTTP. */
@@ -20,7 +20,13 @@ export async function sdkHarness(opts: { allowPrivate?: boolean; resolver?: Reso
   const { database, env, cleanup } = await createTestDatabase<PlatformDB>(migrations);
   const clock = new FakeClock();
   const logger = captureLogger().logger;
-  configureTriggerRuntime({ clock, logger, dialect: database.dialect, settings: DEFAULT_TRIGGER_SETTINGS });
+  const dispatch = createDispatch({
+    database,
+    clock,
+    logger,
+    settings: DEFAULT_TRIGGER_SETTINGS,
+    wake: () => {},
+  });
   const http = createOutboundHttp({
     allowPrivate: opts.allowPrivate ?? false,
     ...(opts.resolver ? { resolver: opts.resolver } : {}),
@@ -33,6 +39,7 @@ export async function sdkHarness(opts: { allowPrivate?: boolean; resolver?: Reso
     filesRoot: join(env.dataDir, "files"),
     secretMaxBytes: 65_536,
     http,
+    events: dispatch.events,
   };
   const engine = new Engine({ clock, logger });
   const run = (

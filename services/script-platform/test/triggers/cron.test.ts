@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createCronScheduler } from "../../src/dispatch/cron.js";
+import { createOutboxWriter, type OutboxWriter } from "../../src/dispatch/enqueue.js";
 import { createTrigger, getTrigger, patchTrigger, type TriggerDeps } from "../../src/triggers/service.js";
 
 const APP = newId();
@@ -17,6 +18,7 @@ describe("cron triggers: 6-field schedules in a time zone, one fire after downti
   let database: Database<PlatformDB>;
   let cleanup: () => Promise<void>;
   let deps: TriggerDeps;
+  let outbox: OutboxWriter;
   const clock = new FakeClock(T0);
   const { logger } = captureLogger();
   const cronRows = () =>
@@ -29,6 +31,7 @@ describe("cron triggers: 6-field schedules in a time zone, one fire after downti
 
   beforeAll(async () => {
     ({ database, cleanup } = await createTestDatabase<PlatformDB>(migrations));
+    outbox = createOutboxWriter({ dialect: database.dialect, wake: () => {} });
     deps = {
       database,
       clock,
@@ -70,7 +73,7 @@ describe("cron triggers: 6-field schedules in a time zone, one fire after downti
   it("fires when due, then once (not once per missed window) after hours of downtime", async () => {
     const t = await create({ schedule: "0 0 * * * *", timezone: "Europe/Berlin" });
     expect(t.detail.cron_next_due_at).toBe("2026-03-01T11:00:00.000Z");
-    const sched = createCronScheduler({ database, clock, logger });
+    const sched = createCronScheduler({ database, clock, logger, outbox });
     sched.start();
     await clock.advance(29 * 60_000);
     await sched.tick();
@@ -89,7 +92,7 @@ describe("cron triggers: 6-field schedules in a time zone, one fire after downti
     // The process stops for five hours (five missed windows) and starts again.
     sched.stop();
     clock.set(Date.parse("2026-03-01T16:20:00.000Z"));
-    const restarted = createCronScheduler({ database, clock, logger });
+    const restarted = createCronScheduler({ database, clock, logger, outbox });
     restarted.start();
     await clock.advance(1000);
     await restarted.tick();
@@ -104,8 +107,8 @@ describe("cron triggers: 6-field schedules in a time zone, one fire after downti
 
   it("two schedulers on one database fire a due window once", async () => {
     await create({ schedule: "*/10 * * * * *", timezone: "UTC" });
-    const a = createCronScheduler({ database, clock, logger });
-    const b = createCronScheduler({ database, clock, logger });
+    const a = createCronScheduler({ database, clock, logger, outbox });
+    const b = createCronScheduler({ database, clock, logger, outbox });
     clock.set(T0 + 10_000);
     const fired = await Promise.all([a.tick(), b.tick()]);
     expect(fired[0] + fired[1]).toBe(1);
@@ -114,7 +117,7 @@ describe("cron triggers: 6-field schedules in a time zone, one fire after downti
 
   it("a disabled trigger does not fire; re-enabling schedules from now", async () => {
     const t = await create({ schedule: "0 0 * * * *", timezone: "UTC", enabled: false });
-    const sched = createCronScheduler({ database, clock, logger });
+    const sched = createCronScheduler({ database, clock, logger, outbox });
     clock.set(Date.parse("2026-03-01T14:10:00.000Z"));
     expect(await sched.tick()).toBe(0);
     const enabled = await patchTrigger(deps, APP, t.id, { enabled: true });

@@ -31,7 +31,7 @@ export async function createTrigger(
  * retries coming due, cron, the dead-letter settler) until `done()` holds.
  */
 export async function drainUntil(h: Harness, done: () => Promise<boolean>, maxSteps = 60): Promise<void> {
-  const runtime = h.built.ctx.services.runtime;
+  const runtime = h.built.engine.runtime;
   for (let i = 0; i < maxSteps; i++) {
     await runtime.dispatcher.idle();
     if (await done()) return;

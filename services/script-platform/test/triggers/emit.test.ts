@@ -7,11 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import type { TriggerKind } from "../../src/db/schema-triggers.js";
-import { emitChangeEvent, emitPubsub } from "../../src/dispatch/change-events.js";
+import { createChangeEvents, type EventSink } from "../../src/dispatch/change-events.js";
+import { createOutboxWriter } from "../../src/dispatch/enqueue.js";
 import type { TriggerDetail } from "../../src/triggers/model.js";
 import { insertTrigger } from "../../src/triggers/repository.js";
-import { configureTriggerRuntime } from "../../src/triggers/runtime-config.js";
-import { DEFAULT_TRIGGER_SETTINGS } from "../../src/triggers/settings.js";
 
 const APP = newId();
 const OTHER_APP = newId();
@@ -26,8 +25,9 @@ const emptyDetail: TriggerDetail = {
   email_inbound_secret_enc: null,
 };
 
-describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers", () => {
+describe("change and pubsub events write outbox rows for matching triggers", () => {
   let database: Database<PlatformDB>;
+  let events: EventSink;
   let cleanup: () => Promise<void>;
   const clock = new FakeClock(Date.parse("2026-03-01T10:00:00.000Z"));
   const cap = captureLogger();
@@ -55,11 +55,12 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
 
   beforeAll(async () => {
     ({ database, cleanup } = await createTestDatabase<PlatformDB>(migrations));
-    configureTriggerRuntime({
+    events = createChangeEvents({
       clock,
       logger: cap.logger,
       dialect: database.dialect,
-      settings: { ...DEFAULT_TRIGGER_SETTINGS, maxDepth: 3 },
+      maxDepth: 3,
+      outbox: createOutboxWriter({ dialect: database.dialect, wake: () => {} }),
     });
   });
   afterAll(async () => cleanup());
@@ -78,7 +79,7 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
     await trigger("kv", { collection_pattern: "*" });
 
     const n = await database.writeTx((trx) =>
-      emitChangeEvent(trx, {
+      events.change(trx, {
         appId: APP,
         kind: "docs",
         collection: "orders:eu",
@@ -112,7 +113,7 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
   it("no match is a silent success and writes nothing", async () => {
     await trigger("kv", { collection_pattern: "users", operations: ["delete"] });
     const n = await database.writeTx((trx) =>
-      emitChangeEvent(trx, {
+      events.change(trx, {
         appId: APP,
         kind: "kv",
         collection: "users",
@@ -129,7 +130,7 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
     await trigger("kv", { collection_pattern: "*" });
     await expect(
       database.writeTx(async (trx) => {
-        await emitChangeEvent(trx, {
+        await events.change(trx, {
           appId: APP,
           kind: "kv",
           collection: "c",
@@ -148,10 +149,10 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
     await trigger("kv", { collection_pattern: "c" });
     const before = cap.lines.length;
     const ev = { appId: APP, kind: "kv" as const, collection: "c", operation: "set" as const, payload: {} };
-    expect(await database.writeTx((trx) => emitChangeEvent(trx, { ...ev, depth: 2 }))).toBe(2);
-    expect(await database.writeTx((trx) => emitChangeEvent(trx, { ...ev, depth: 3 }))).toBe(0);
+    expect(await database.writeTx((trx) => events.change(trx, { ...ev, depth: 2 }))).toBe(2);
+    expect(await database.writeTx((trx) => events.change(trx, { ...ev, depth: 3 }))).toBe(0);
     // A write at the limit that matches no trigger suppresses nothing and says nothing.
-    expect(await database.writeTx((trx) => emitChangeEvent(trx, { ...ev, appId: OTHER_APP, depth: 3 }))).toBe(
+    expect(await database.writeTx((trx) => events.change(trx, { ...ev, appId: OTHER_APP, depth: 3 }))).toBe(
       0,
     );
     const warnings = cap.lines.slice(before).filter((l) => l.includes("trigger chain depth"));
@@ -166,7 +167,7 @@ describe("emitChangeEvent / emitPubsub write outbox rows for matching triggers",
     await trigger("pubsub", { topic_pattern: "orders" });
     await trigger("pubsub", { topic_pattern: "billing.*" });
     const n = await database.writeTx((trx) =>
-      emitPubsub(trx, { appId: APP, topic: "orders.created", message: { id: 7 }, depth: 0 }),
+      events.pubsub(trx, { appId: APP, topic: "orders.created", message: { id: 7 }, depth: 0 }),
     );
     expect(n).toBe(3);
     const rows = await outbox();

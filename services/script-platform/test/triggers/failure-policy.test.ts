@@ -12,11 +12,11 @@ import {
   replayDeadLetter,
   settleHandledDeadLetters,
 } from "../../src/dispatch/dead-letters.js";
-import { onRunFailed } from "../../src/dispatch/failure-policy.js";
+import { createOutboxWriter, type OutboxWriter } from "../../src/dispatch/enqueue.js";
+import { createFailurePolicy, type FailurePolicy } from "../../src/dispatch/failure-policy.js";
 import { insertTrigger } from "../../src/triggers/repository.js";
-import { configureTriggerRuntime } from "../../src/triggers/runtime-config.js";
 import type { RetryPolicy } from "../../src/triggers/settings.js";
-import { backoffDelayMs, DEFAULT_TRIGGER_SETTINGS } from "../../src/triggers/settings.js";
+import { backoffDelayMs } from "../../src/triggers/settings.js";
 
 // The dispatcher's side is simulated here: it calls onRunFailed inside the settling transaction
 // and deletes the row on `dead`/`drop` (dispatch.test.ts runs the real dispatcher end to end).
@@ -26,6 +26,8 @@ const T0 = Date.parse("2026-03-01T10:00:00.000Z");
 describe("failure policy: retries with backoff, then a dead letter that fires dead_letter triggers", () => {
   let database: Database<PlatformDB>;
   let cleanup: () => Promise<void>;
+  let outbox: OutboxWriter;
+  let policy: FailurePolicy;
   const clock = new FakeClock(T0);
 
   async function trigger(kind: TriggerKind, retry: Partial<RetryPolicy> | null = null) {
@@ -75,7 +77,7 @@ describe("failure policy: retries with backoff, then a dead letter that fires de
   /** What the dispatcher does with a failed row. */
   async function fail(outboxId: string, triggerId: string | null, attempts: number) {
     return database.writeTx(async (trx) => {
-      const verdict = await onRunFailed(trx, {
+      const verdict = await policy.onRunFailed(trx, {
         outboxId,
         appId: APP,
         triggerId,
@@ -93,14 +95,12 @@ describe("failure policy: retries with backoff, then a dead letter that fires de
 
   beforeAll(async () => {
     ({ database, cleanup } = await createTestDatabase<PlatformDB>(migrations));
-    configureTriggerRuntime({
+    outbox = createOutboxWriter({ dialect: database.dialect, wake: () => {} });
+    policy = createFailurePolicy({
       clock,
-      logger: null,
       dialect: database.dialect,
-      settings: {
-        ...DEFAULT_TRIGGER_SETTINGS,
-        retry: { max_attempts: 2, backoff_ms: 50, max_backoff_ms: 50 },
-      },
+      defaults: { max_attempts: 2, backoff_ms: 50, max_backoff_ms: 50 },
+      outbox,
     });
   });
   afterAll(async () => cleanup());
@@ -241,7 +241,7 @@ describe("failure policy: retries with backoff, then a dead letter that fires de
       limit: 10,
     });
     await clock.advance(5000);
-    const replayed = await replayDeadLetter(database, APP, a?.id ?? "", clock.iso());
+    const replayed = await replayDeadLetter(database, outbox, APP, a?.id ?? "", clock.iso());
     expect(replayed.resolution).toBe("replayed");
     const rows = await database.db.selectFrom("outbox").selectAll().execute();
     expect(rows).toHaveLength(1);
@@ -258,9 +258,11 @@ describe("failure policy: retries with backoff, then a dead letter that fires de
       status: 409,
       code: "dead_letter_resolved",
     });
-    await expect(replayDeadLetter(database, newId(), b?.id ?? "", clock.iso())).rejects.toMatchObject({
-      status: 404,
-    });
+    await expect(replayDeadLetter(database, outbox, newId(), b?.id ?? "", clock.iso())).rejects.toMatchObject(
+      {
+        status: 404,
+      },
+    );
     expect(
       await listDeadLetters(database.db, database.dialect, APP, {
         status: "unresolved",

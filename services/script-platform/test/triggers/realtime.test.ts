@@ -2,7 +2,6 @@ import type { AddressInfo } from "node:net";
 import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_APP_ID } from "../../src/db/migrations/0001_control_plane.js";
-import { emitPubsub } from "../../src/dispatch/change-events.js";
 import { appSigningKey, mintSubscriberToken } from "../../src/sdk/pubsub.js";
 import { type Harness, startHarness } from "../control/harness.js";
 import { seedApp } from "./seed.js";
@@ -20,7 +19,9 @@ describe("realtime topics over SSE", () => {
     return mintSubscriberToken(key, appId, topic, Math.floor(clock.now() / 1000) + ttlS);
   };
   const publish = (appId: string, topic: string, message: unknown) =>
-    h.built.ctx.database.writeTx((trx) => emitPubsub(trx, { appId, topic, message, depth: 0 }));
+    h.built.ctx.database.writeTx((trx) =>
+      h.built.engine.dispatch.events.pubsub(trx, { appId, topic, message, depth: 0 }),
+    );
   const connect = async (path: string, host = "localhost", headers: Record<string, string> = {}) => {
     const c = await openSseClient(port, path, { host, ...headers });
     clients.push(c);
@@ -83,7 +84,7 @@ describe("realtime topics over SSE", () => {
 
     await expect(
       h.built.ctx.database.writeTx(async (trx) => {
-        await emitPubsub(trx, {
+        await h.built.engine.dispatch.events.pubsub(trx, {
           appId: DEFAULT_APP_ID,
           topic: "news",
           message: { rolled: "back" },

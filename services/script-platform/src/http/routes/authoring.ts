@@ -1,10 +1,11 @@
 import { notFound } from "@app/kit/errors";
 import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
-import { createDraftRunner } from "../../control/draft-run.js";
+import type { RouteModuleWith } from "../../context.js";
 import { SCRIPT_LANGUAGES } from "../../control/script-language.js";
 import { createScripts, savedBy, scriptNotFound } from "../../control/scripts.js";
+import { createDraftRunner } from "../../execution/draft-run.js";
+import type { Runtime } from "../../execution/runtime.js";
 import { SDK_TYPES } from "../../sdk/sdk-types.js";
 import { targetScript } from "../route-auth.js";
 import { Script } from "../schemas.js";
@@ -67,14 +68,14 @@ const runBody = z.strictObject({
  * The authoring API (contract, "Authoring"): script versions and restore, draft runs from the
  * editor, and the SDK's TypeScript declarations.
  */
-export const authoringRoutes: RouteModule = (app, ctx) => {
+export const authoringRoutes: RouteModuleWith<{ runDraft: Runtime["runDraft"] }> = (app, ctx, engine) => {
   const scripts = createScripts({
     database: ctx.database,
     clock: ctx.clock,
     sandbox: ctx.sandbox,
     onRoutesChanged: (appId) => ctx.routeTable.changed(appId),
   });
-  const drafts = createDraftRunner(ctx);
+  const drafts = createDraftRunner({ sandbox: ctx.sandbox, runDraft: engine.runDraft });
   const base = "/api/v1/admin/scripts";
   const api = typed(app);
 

@@ -1,7 +1,8 @@
 import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
-import { createDataBrowser } from "../../control/data-browser.js";
+import type { RouteModuleWith } from "../../context.js";
+import { createDataBrowser } from "../../data-browser/data-browser.js";
+import type { SdkDeps } from "../../sdk/types.js";
 import { targetApp } from "../route-auth.js";
 
 const listQuery = z.object({
@@ -27,8 +28,8 @@ const pageOf = <T extends z.ZodType>(item: T) =>
   z.object({ items: z.array(item), next_cursor: z.string().nullable() });
 
 /** The admin data browser: an app's kv entries and docs (list with cursor, view, delete). */
-export const dataBrowserRoutes: RouteModule = (app, ctx) => {
-  const browser = createDataBrowser({ database: ctx.database, sdk: ctx.services.runtime.sdk });
+export const dataBrowserRoutes: RouteModuleWith<{ sdk: SdkDeps }> = (app, ctx, engine) => {
+  const browser = createDataBrowser({ database: ctx.database, sdk: engine.sdk });
   const api = typed(app);
   const base = "/api/v1/admin/apps/:id";
   const read = { auth: { scope: "script:read" as const, appParam: "id" } };

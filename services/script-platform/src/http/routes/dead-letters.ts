@@ -1,6 +1,6 @@
 import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
 import {
   ignoreDeadLetter,
   listDeadLetters,
@@ -8,6 +8,7 @@ import {
   replayDeadLetter,
   settleHandledDeadLetters,
 } from "../../dispatch/dead-letters.js";
+import type { OutboxWriter } from "../../dispatch/enqueue.js";
 import { AppParams, appAdmin, targetApp } from "../route-auth.js";
 import { DeadLetter, page } from "../schemas.js";
 
@@ -19,7 +20,7 @@ import { pageQuery } from "./triggers.js";
 const listQuery = pageQuery.extend({ status: z.enum(["unresolved", "resolved"]).optional() });
 
 /** GET /admin/apps/{id}/dead-letters?status=, POST …/{dl_id}/replay and …/{dl_id}/ignore. */
-export const deadLetterRoutes: RouteModule = (app, ctx) => {
+export const deadLetterRoutes: RouteModuleWith<{ outbox: OutboxWriter }> = (app, ctx, deps) => {
   const { database, clock } = ctx;
 
   const api = typed(app);
@@ -52,7 +53,7 @@ export const deadLetterRoutes: RouteModule = (app, ctx) => {
     },
   );
 
-  const resolve = (action: "replay" | "ignore", run: typeof replayDeadLetter) =>
+  const resolve = (action: "replay" | "ignore", run: typeof ignoreDeadLetter) =>
     api.post(
       `/api/v1/admin/apps/:app/dead-letters/:id/${action}`,
       {
@@ -61,6 +62,6 @@ export const deadLetterRoutes: RouteModule = (app, ctx) => {
       },
       async (req) => present(await run(database, targetApp(req).id, req.params.id, clock.iso())),
     );
-  resolve("replay", replayDeadLetter);
+  resolve("replay", (db, appId, id, now) => replayDeadLetter(db, deps.outbox, appId, id, now));
   resolve("ignore", ignoreDeadLetter);
 };

@@ -1,6 +1,7 @@
 import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
+import type { OutboxWriter } from "../../dispatch/enqueue.js";
 import { acceptInboundEmail } from "../../email/inbound.js";
 
 /** A webhook message larger than this is refused with 413. */
@@ -10,7 +11,7 @@ const EMAIL_BODY_LIMIT = 10 * 1024 * 1024;
  * POST /api/v1/email-inbound/{app_id}/{trigger_id} (public). The HMAC signature covers the raw
  * body, so this route's scope parses every content type as a Buffer and decodes JSON itself.
  */
-export const emailRoutes: RouteModule = async (app, ctx) => {
+export const emailRoutes: RouteModuleWith<{ outbox: OutboxWriter }> = async (app, ctx, deps) => {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: EMAIL_BODY_LIMIT }, (_req, body, done) =>
@@ -34,7 +35,7 @@ export const emailRoutes: RouteModule = async (app, ctx) => {
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         const sig = req.headers["x-signature"];
         const res = await acceptInboundEmail(
-          { database: ctx.database, clock: ctx.clock, secretBox: ctx.secretBox },
+          { database: ctx.database, clock: ctx.clock, secretBox: ctx.secretBox, outbox: deps.outbox },
           req.params.app,
           req.params.trigger,
           raw,

@@ -1,7 +1,8 @@
 import { AppError } from "@app/kit/errors";
 import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
+import type { Runtime } from "../../execution/runtime.js";
 import { acceptRawBodies, serveScript } from "./script-requests.js";
 
 /**
@@ -9,7 +10,7 @@ import { acceptRawBodies, serveScript } from "./script-requests.js";
  * Open like user routes; a presented admin credential is validated (401 when invalid) and becomes
  * the principal, so the SDK then checks its scopes.
  */
-export const executeRoutes: RouteModule = async (app, ctx) => {
+export const executeRoutes: RouteModuleWith<{ invoke: Runtime["invoke"] }> = async (app, ctx, engine) => {
   await app.register(async (scoped) => {
     acceptRawBodies(scoped);
     const schema = {
@@ -31,7 +32,7 @@ export const executeRoutes: RouteModule = async (app, ctx) => {
           "not_an_endpoint",
           "Only endpoint scripts can be executed; this is a module.",
         );
-      return serveScript(ctx, req, reply, {
+      return serveScript(engine.invoke, req, reply, {
         appId: script.app_id,
         script,
         mode: "sync",

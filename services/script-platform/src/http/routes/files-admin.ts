@@ -1,7 +1,8 @@
 import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
 import { deleteFile, getFile, listFiles } from "../../files-admin/files-admin.js";
+import type { EventSink } from "../../sdk/types.js";
 import { AppParams, appAdmin, targetApp } from "../route-auth.js";
 import { page, StoredFile } from "../schemas.js";
 import { pageQuery } from "./triggers.js";
@@ -11,8 +12,8 @@ const listQuery = pageQuery.extend({ collection: z.string().min(1).max(200).opti
 const FileParams = AppParams.extend({ collection: z.string(), name: z.string() });
 
 /** GET /admin/apps/{id}/files?collection=&cursor=, GET/DELETE …/files/{collection}/{name}. */
-export const filesAdminRoutes: RouteModule = (app, ctx) => {
-  const deps = { database: ctx.database, filesRoot: ctx.paths.filesRoot };
+export const filesAdminRoutes: RouteModuleWith<{ events: EventSink }> = (app, ctx, engine) => {
+  const deps = { database: ctx.database, filesRoot: ctx.paths.filesRoot, events: engine.events };
 
   const api = typed(app);
 

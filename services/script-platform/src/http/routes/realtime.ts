@@ -2,7 +2,8 @@ import { notFound, unauthorized } from "@app/kit/errors";
 import { openSse, presentedCredentials, type SseStream } from "@app/kit/http";
 import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
+import type { RealtimeHub } from "../../realtime/hub.js";
 import { findTopic } from "../../realtime/topics.js";
 import { verifySubscriberToken } from "../../sdk/pubsub.js";
 
@@ -23,7 +24,7 @@ function tokenExpiryMs(token: string): number {
   return claims.e * 1000;
 }
 
-export const realtimeRoutes: RouteModule = (app, ctx) => {
+export const realtimeRoutes: RouteModuleWith<{ hub: RealtimeHub }> = (app, ctx, deps) => {
   typed(app).get(
     "/api/v1/realtime/topics/:topic",
     {
@@ -53,7 +54,7 @@ export const realtimeRoutes: RouteModule = (app, ctx) => {
         );
       let stream: SseStream | null = null;
       // Subscribe before the stream opens: at the subscriber cap the answer is still a plain 503.
-      const unsubscribe = await ctx.services.realtime.subscribe(appId, topic.name, (seq, json) => {
+      const unsubscribe = await deps.hub.subscribe(appId, topic.name, (seq, json) => {
         stream?.send("message", json, String(seq));
       });
       stream = openSse(reply, { clock: ctx.clock });

@@ -1,10 +1,10 @@
 import { type AppError, badRequest, notFound } from "@app/kit/errors";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { PlatformContext } from "../../context.js";
 import type { Principal } from "../../control/scopes.js";
 import type { ScriptRecord } from "../../control/scripts-repo.js";
 import type { RequestView } from "../../execution/executor.js";
 import { failureError, toHttpAnswer } from "../../execution/response.js";
+import type { Runtime } from "../../execution/runtime.js";
 
 /** Request body cap on user routes and the execute route (seed: 10 MiB). */
 export const SCRIPT_BODY_LIMIT = 10 * 1024 * 1024;
@@ -74,7 +74,7 @@ export function requestView(
 
 /** Run the script for this request and answer per the result convention and the error mapping. */
 export async function serveScript(
-  ctx: PlatformContext,
+  invoke: Runtime["invoke"],
   req: FastifyRequest,
   reply: FastifyReply,
   target: {
@@ -86,7 +86,7 @@ export async function serveScript(
     principal: Principal | null;
   },
 ): Promise<FastifyReply> {
-  const result = await ctx.services.runtime.invoke({
+  const result = await invoke({
     appId: target.appId,
     scriptId: target.script.id,
     script: target.script,

@@ -1,9 +1,8 @@
 import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
 import { presentTrigger } from "../../triggers/model.js";
 import { principalToJson } from "../../triggers/principal.js";
-import { triggerRuntime } from "../../triggers/runtime-config.js";
 import {
   createTrigger,
   deleteTrigger,
@@ -12,6 +11,7 @@ import {
   patchTrigger,
   type TriggerDeps,
 } from "../../triggers/service.js";
+import type { RetryPolicy } from "../../triggers/settings.js";
 import { AppParams, appAdmin, targetApp } from "../route-auth.js";
 import { page, Trigger } from "../schemas.js";
 
@@ -33,7 +33,7 @@ const TriggerBody = z
 const TriggerParams = AppParams.extend({ id: z.string() });
 
 /** Trigger management: POST …/triggers/{kind}, GET list, GET/PATCH/DELETE …/triggers/{id}. */
-export const triggerRoutes: RouteModule = (app, ctx) => {
+export const triggerRoutes: RouteModuleWith<{ retry: RetryPolicy }> = (app, ctx, settings) => {
   const deps: TriggerDeps = {
     database: ctx.database,
     clock: ctx.clock,
@@ -41,8 +41,7 @@ export const triggerRoutes: RouteModule = (app, ctx) => {
     scripts: ctx.scripts,
   };
   // presentTrigger builds a plain record; the response schema (checked in tests) names its shape.
-  const present = (t: Parameters<typeof presentTrigger>[0]) =>
-    presentTrigger(t, triggerRuntime().settings.retry) as Trigger;
+  const present = (t: Parameters<typeof presentTrigger>[0]) => presentTrigger(t, settings.retry) as Trigger;
 
   const api = typed(app);
 

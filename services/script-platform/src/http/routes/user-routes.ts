@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { RouteModule } from "../../context.js";
+import type { RouteModuleWith } from "../../context.js";
+import type { Runtime } from "../../execution/runtime.js";
 import { acceptRawBodies, isReservedPath, noRoute, serveScript } from "./script-requests.js";
 
 /**
@@ -7,7 +8,7 @@ import { acceptRawBodies, isReservedPath, noRoute, serveScript } from "./script-
  * route table selects the script (ctx.routeTable), and the route's dispatch mode decides between
  * waiting for the result (sync) and 202 (async). Open: no principal, no capability check.
  */
-export const userRoutes: RouteModule = async (app, ctx) => {
+export const userRoutes: RouteModuleWith<{ invoke: Runtime["invoke"] }> = async (app, ctx, engine) => {
   await app.register(async (scoped) => {
     acceptRawBodies(scoped);
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -17,7 +18,7 @@ export const userRoutes: RouteModule = async (app, ctx) => {
       if (!m) throw noRoute();
       const script = await ctx.scripts.byId(m.script_id);
       if (!script || script.app_id !== m.app_id) throw noRoute();
-      return serveScript(ctx, req, reply, {
+      return serveScript(engine.invoke, req, reply, {
         appId: m.app_id,
         script,
         mode: m.route.dispatch_mode === "async" ? "async" : "sync",

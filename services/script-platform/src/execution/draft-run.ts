@@ -1,10 +1,10 @@
 import { AppError } from "@app/kit/errors";
-import type { PlatformContext } from "../context.js";
-import type { DraftResult } from "../execution/runtime.js";
-import type { Principal } from "./scopes.js";
-import { type ScriptLanguage, toRunnable } from "./script-language.js";
-import { analyzeSource } from "./script-validation.js";
-import type { ScriptRecord } from "./scripts-repo.js";
+import type { SandboxPolicy } from "../control/sandbox-policy.js";
+import type { Principal } from "../control/scopes.js";
+import { type ScriptLanguage, toRunnable } from "../control/script-language.js";
+import { analyzeSource } from "../control/script-validation.js";
+import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { DraftResult, Runtime } from "./runtime.js";
 
 /** What the Run panel sends (contract, "Authoring": POST /admin/scripts/{id}:run). */
 export interface DraftInput {
@@ -27,7 +27,7 @@ export interface DraftInput {
  * is stripped the same way as at save, so errors point at the author's lines. Trigger events are
  * suppressed unless `fire_triggers` is set.
  */
-export function createDraftRunner(ctx: PlatformContext) {
+export function createDraftRunner(deps: { sandbox: SandboxPolicy; runDraft: Runtime["runDraft"] }) {
   return {
     async run(script: ScriptRecord, input: DraftInput, principal: Principal | null): Promise<DraftResult> {
       if (script.kind !== "endpoint")
@@ -35,8 +35,8 @@ export function createDraftRunner(ctx: PlatformContext) {
       const language = input.language ?? script.language;
       const authored = input.source ?? script.authored_source ?? script.source;
       const runnable = toRunnable(authored, language);
-      analyzeSource(runnable, script.kind, ctx.sandbox.effective(script.sandbox).max_expr_depth);
-      return ctx.services.runtime.runDraft({
+      analyzeSource(runnable, script.kind, deps.sandbox.effective(script.sandbox).max_expr_depth);
+      return deps.runDraft({
         appId: script.app_id,
         scriptId: script.id,
         source: runnable,

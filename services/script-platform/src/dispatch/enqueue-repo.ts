@@ -1,0 +1,56 @@
+import { type Kysely, sql } from "@app/kit/db";
+import type { PlatformDB } from "../db/schema.js";
+import type { OutboxTable } from "../db/schema-data.js";
+
+/**
+ * SQL of the outbox rows the dispatch capability writes besides the runtime's own (outbox.ts):
+ * triggered runs, dead-letter replays and retries, and the NOTIFY that announces them.
+ */
+
+/** NOTIFY channel that wakes dispatchers of other processes (PostgreSQL) when rows are enqueued. */
+export const OUTBOX_CHANNEL = "platform_outbox";
+
+export type NewOutboxRow = Pick<
+  OutboxTable,
+  | "id"
+  | "app_id"
+  | "source_kind"
+  | "trigger_id"
+  | "script_id"
+  | "payload"
+  | "due_at"
+  | "principal"
+  | "created_at"
+> & { depth: number };
+
+export async function insertOutboxRow(trx: Kysely<PlatformDB>, row: NewOutboxRow): Promise<void> {
+  await trx
+    .insertInto("outbox")
+    .values({ ...row, reply_to: null })
+    .execute();
+}
+
+/** Inside a transaction: delivered to every listening process at COMMIT, never on rollback. */
+export async function notifyOutbox(trx: Kysely<PlatformDB>): Promise<void> {
+  await sql`SELECT pg_notify(${OUTBOX_CHANNEL}, '')`.execute(trx);
+}
+
+/** The columns the failure policy reads of a failed row; null when it is gone. */
+export async function failedOutboxRow(trx: Kysely<PlatformDB>, id: string) {
+  const r = await trx
+    .selectFrom("outbox")
+    .select(["source_kind", "payload", "principal", "depth"])
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return r ? { ...r, depth: Number(r.depth) } : null;
+}
+
+/** A retry: the row becomes due again at `dueAt` with `attempts` counted. */
+export async function rescheduleOutboxRow(
+  trx: Kysely<PlatformDB>,
+  id: string,
+  dueAt: string,
+  attempts: number,
+): Promise<void> {
+  await trx.updateTable("outbox").set({ due_at: dueAt, attempts }).where("id", "=", id).execute();
+}

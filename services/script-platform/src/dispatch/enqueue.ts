@@ -1,0 +1,66 @@
+import type { Dialect, Kysely } from "@app/kit/db";
+import { newId } from "@app/kit/ids";
+import type { PlatformDB } from "../db/schema.js";
+import { insertOutboxRow, type NewOutboxRow, notifyOutbox } from "./enqueue-repo.js";
+
+/**
+ * A triggered run to write to the outbox. Every row runs its script as the principal that
+ * registered the trigger (seed: "the dispatcher runs the script as that principal").
+ */
+export interface TriggeredRun {
+  appId: string;
+  sourceKind: "kv" | "docs" | "files" | "pubsub" | "cron" | "email" | "dead_letter";
+  triggerId: string;
+  scriptId: string;
+  /** ctx.event as the script sees it, e.g. `{kv: {...}}`. */
+  event: Record<string, unknown>;
+  depth: number;
+  principal: unknown;
+  dueAt: string;
+  now: string;
+}
+
+/** Writes outbox rows inside the caller's transaction and tells dispatchers about them. */
+export interface OutboxWriter {
+  /** Writes a triggered run's row and announces it; returns the row id. */
+  enqueue(trx: Kysely<PlatformDB>, run: TriggeredRun): Promise<string>;
+  /** Writes a row as given (a dead letter's replay) and announces it. */
+  insert(trx: Kysely<PlatformDB>, row: NewOutboxRow): Promise<void>;
+}
+
+/**
+ * One per app instance: `dialect` is its database's, `wake` its own dispatcher's wake-up. On
+ * PostgreSQL a NOTIFY inside the transaction reaches every instance at commit (repeats in one
+ * transaction collapse into one). On SQLite this process's dispatcher is woken; its claim
+ * transaction queues behind the writer's, so it sees the row once committed.
+ */
+export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void }): OutboxWriter {
+  const { dialect, wake } = deps;
+  const announce = async (trx: Kysely<PlatformDB>) => {
+    if (dialect.backend === "postgres") await notifyOutbox(trx);
+    else wake();
+  };
+  return {
+    async enqueue(trx, run) {
+      const id = newId();
+      await insertOutboxRow(trx, {
+        id,
+        app_id: run.appId,
+        source_kind: run.sourceKind,
+        trigger_id: run.triggerId,
+        script_id: run.scriptId,
+        payload: dialect.json({ event: run.event }),
+        due_at: run.dueAt,
+        depth: run.depth,
+        principal: run.principal === null || run.principal === undefined ? null : dialect.json(run.principal),
+        created_at: run.now,
+      });
+      await announce(trx);
+      return id;
+    },
+    async insert(trx, row) {
+      await insertOutboxRow(trx, row);
+      await announce(trx);
+    },
+  };
+}
