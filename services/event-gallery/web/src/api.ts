@@ -66,12 +66,15 @@ export type {
   User,
 } from "../../src/http/schemas.js";
 
-/** Deliver a keepsake through a hidden same-origin frame (the export endpoints allow SAMEORIGIN). */
-export async function downloadKeepsake(kind: "zip" | "html"): Promise<void> {
+/**
+ * Deliver a keepsake through a hidden same-origin frame (the export endpoints allow SAMEORIGIN).
+ * `lang` is the guest's UI language: the Memories viewer opens in it.
+ */
+export async function downloadKeepsake(kind: "zip" | "html", lang: "en" | "de"): Promise<void> {
   const { ticket } = await api<{ ticket: string }>("POST", "/export/ticket", { kind });
   const frame = document.createElement("iframe");
   frame.style.display = "none";
-  frame.src = `${API}/export/${kind}/download?ticket=${encodeURIComponent(ticket)}`;
+  frame.src = `${API}/export/${kind}/download?ticket=${encodeURIComponent(ticket)}&lang=${lang}`;
   document.body.appendChild(frame);
   setTimeout(() => frame.remove(), 120_000);
 }

@@ -83,7 +83,6 @@ const en = {
   unban: "Unban",
   reset_pin: "Reset PIN",
   new_pin: "New PIN",
-  uploads_count: "uploads",
   takedown: "Remove (host)",
   admin_title: "Admin",
   password: "Password",
@@ -203,9 +202,12 @@ const en = {
   failed_uploads_help: "Their originals are kept for 14 days; they cannot be retried from here.",
   slideshow_new: "New",
   slideshow_qr: "Show join QR",
+  slideshow_qr_hide: "Hide join QR",
   slideshow_waiting: "Waiting for the first photos…",
   memories_title: "Memories",
   fullscreen: "Fullscreen",
+  exit_fullscreen: "Exit full screen",
+  slideshow_offline: "Offline: reconnecting…",
   language: "Deutsch",
 };
 
@@ -293,7 +295,6 @@ const de: Dict = {
   unban: "Entsperren",
   reset_pin: "PIN zurücksetzen",
   new_pin: "Neue PIN",
-  uploads_count: "Uploads",
   takedown: "Entfernen (Gastgeber)",
   admin_title: "Admin",
   password: "Passwort",
@@ -417,9 +418,12 @@ const de: Dict = {
   failed_uploads_help: "Die Originale bleiben 14 Tage erhalten; von hier aus ist kein neuer Versuch möglich.",
   slideshow_new: "Neu",
   slideshow_qr: "Beitritts-QR zeigen",
+  slideshow_qr_hide: "Beitritts-QR ausblenden",
   slideshow_waiting: "Warten auf die ersten Fotos…",
   memories_title: "Erinnerungen",
   fullscreen: "Vollbild",
+  exit_fullscreen: "Vollbild beenden",
+  slideshow_offline: "Offline: verbinde neu…",
   language: "English",
 };
 
@@ -443,6 +447,35 @@ export function setLang(l: Lang): void {
 }
 
 export const t = (key: Key): string => (lang.value === "de" ? de : en)[key];
+
+/**
+ * Counted nouns, chosen by the language's plural rules (Intl.PluralRules: "one" and "other" in
+ * English and German), so that no screen says "1 uploads".
+ */
+type Forms = Partial<Record<Intl.LDMLPluralRule, string>> & { other: string };
+const PLURALS: Record<Lang, Record<"uploads" | "likes" | "comments" | "waiting" | "requests", Forms>> = {
+  en: {
+    uploads: { one: "{n} upload", other: "{n} uploads" },
+    likes: { one: "{n} like", other: "{n} likes" },
+    comments: { one: "{n} comment", other: "{n} comments" },
+    waiting: { one: "{n} upload waiting", other: "{n} uploads waiting" },
+    requests: { one: "{n} PIN reset request", other: "{n} PIN reset requests" },
+  },
+  de: {
+    uploads: { one: "{n} Upload", other: "{n} Uploads" },
+    likes: { one: "{n} Like", other: "{n} Likes" },
+    comments: { one: "{n} Kommentar", other: "{n} Kommentare" },
+    waiting: { one: "{n} Upload wartet", other: "{n} Uploads warten" },
+    requests: { one: "{n} PIN-Anfrage", other: "{n} PIN-Anfragen" },
+  },
+};
+export type Counted = keyof (typeof PLURALS)["en"];
+
+export function tn(key: Counted, n: number, l: Lang = lang.value): string {
+  const forms = PLURALS[l][key];
+  const form = forms[new Intl.PluralRules(l).select(n)] ?? forms.other;
+  return form.replace("{n}", n.toLocaleString(l));
+}
 
 /** t() with `{name}` placeholders filled in. */
 export const tf = (key: Key, vars: Record<string, string>): string =>

@@ -45,10 +45,14 @@ const emit = (event: string, data: Record<string, unknown>) => {
   for (const fn of listeners) fn(event, data);
 };
 
+let opening = false;
+
 async function open(): Promise<void> {
-  if (!wanted) return;
+  if (!wanted || opening || source) return;
+  opening = true;
   try {
     const { ticket } = await api<{ ticket: string }>("POST", "/stream/ticket");
+    if (!wanted) return;
     const es = new EventSource(`${API}/stream?ticket=${encodeURIComponent(ticket)}`);
     source = es;
     es.onopen = () => {
@@ -75,6 +79,8 @@ async function open(): Promise<void> {
       });
   } catch {
     schedule();
+  } finally {
+    opening = false;
   }
 }
 
@@ -87,14 +93,37 @@ function schedule(): void {
   retryMs = Math.min(retryMs * 2, 30_000);
 }
 
+/**
+ * The browser knows the network went away before the stream notices (a stalled TCP connection
+ * can look open for minutes): drop the stream at once, and reconnect at once when it is back
+ * instead of waiting out the backoff.
+ */
+function wentOffline(): void {
+  source?.close();
+  source = null;
+  connected.set(false);
+}
+
+function cameOnline(): void {
+  if (!wanted) return;
+  retryMs = 1000;
+  if (timer) clearTimeout(timer);
+  timer = null;
+  if (!source) open();
+}
+
 export function startLive(): void {
   if (wanted) return;
   wanted = true;
+  addEventListener("offline", wentOffline);
+  addEventListener("online", cameOnline);
   open();
 }
 
 export function stopLive(): void {
   wanted = false;
+  removeEventListener("offline", wentOffline);
+  removeEventListener("online", cameOnline);
   source?.close();
   source = null;
   if (timer) clearTimeout(timer);

@@ -31,6 +31,10 @@ export class SlideQueue<T extends Slide> {
     return this.fresh.length;
   }
 
+  has(id: string): boolean {
+    return this.items.has(id);
+  }
+
   /** The initial page or a reload: known items, no "new" marks. */
   seed(items: readonly T[]): void {
     for (const it of items) this.put(it);

@@ -11,13 +11,20 @@ import {
   rebuildFailed,
 } from "../../export/keepsake.js";
 import { TicketStore } from "../../export/tickets.js";
+import { archiveStream } from "../../export/viewer-lang.js";
 import type { ExportWorker } from "../../export/worker.js";
 import { auth } from "../route-auth.js";
 import { ExportJob, ExportStatus, Ticket } from "../schemas.js";
 
 const TicketBody = z.strictObject({ kind: z.enum(["zip", "html"]) });
 // A missing or repeated ticket is simply no ticket (401 from openDownload), as before.
-const DownloadQuery = z.object({ ticket: z.string().optional().catch(undefined) });
+const DownloadQuery = z.object({
+  ticket: z.string().optional().catch(undefined),
+  lang: z
+    .enum(["en", "de"])
+    .optional()
+    .describe("Memories.zip: the viewer opens in this language (the downloader's UI language)"),
+});
 
 /** Keepsake export routes: status, download tickets, downloads, and the host's rebuild. */
 export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, exports: ExportWorker): void {
@@ -62,7 +69,7 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
           .header("content-disposition", `attachment; filename="${dl.fileName}"`)
           .header("content-length", String(dl.size))
           .header("cache-control", "no-store")
-          .send(dl.handle.createReadStream());
+          .send(await archiveStream(dl.handle, dl.size, kind === "html" ? req.query.lang : undefined));
       },
     );
   }

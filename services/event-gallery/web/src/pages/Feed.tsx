@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Delta, downloadKeepsake, type Item, type FeedPage as Page } from "../api.js";
 import { me } from "../app-state.js";
-import { t } from "../i18n.js";
+import { lang, t, tn } from "../i18n.js";
 import { onLive } from "../live.js";
 import { enqueue, queue } from "../queue.js";
 import { useStore } from "../store.js";
@@ -212,7 +212,7 @@ function Keepsake() {
   const [error, setError] = useState<string | null>(null);
   if (!m?.event.released) return null;
   const get = (kind: "zip" | "html") =>
-    downloadKeepsake(kind).catch((e) => setError(e instanceof ApiError ? e.message : t("error")));
+    downloadKeepsake(kind, lang.value).catch((e) => setError(e instanceof ApiError ? e.message : t("error")));
   return (
     <section class="card keepsake">
       <h2>{t("keepsake")}</h2>
@@ -368,7 +368,13 @@ export function FeedPage() {
               </span>
             )}
             <span class="meta">
-              <b>{item.uploader.display_name}</b> ♥ {item.like_count} ✎ {item.comment_count}
+              <b>{item.uploader.display_name}</b>{" "}
+              <span aria-hidden="true">
+                ♥ {item.like_count} ✎ {item.comment_count}
+              </span>
+              <span class="vh">
+                {tn("likes", item.like_count)}, {tn("comments", item.comment_count)}
+              </span>
             </span>
             {item.caption && <span class="cap">{item.caption}</span>}
           </button>

@@ -1,10 +1,10 @@
 import { useEffect, useState } from "preact/hooks";
-import QRCode from "qrcode";
 import { ApiError, api, type EventInfo, type ExportStatus, formatBytes, type Item } from "../api.js";
 import { me, navigate, refreshMe } from "../app-state.js";
 import { joinUrl, publicEvent } from "../branding.js";
-import { type Key, lang, t, tf } from "../i18n.js";
+import { type Key, lang, t, tf, tn } from "../i18n.js";
 import { onLive } from "../live.js";
+import { useQrDataUrl } from "../qr.js";
 import { useStore } from "../store.js";
 
 interface HostEvent {
@@ -28,11 +28,8 @@ interface HostUser {
 
 function Invite() {
   const pub = useStore(publicEvent);
-  const [qr, setQr] = useState<string | null>(null);
   const link = joinUrl(pub);
-  useEffect(() => {
-    QRCode.toDataURL(link, { width: 320, margin: 1 }).then(setQr, () => setQr(null));
-  }, [link]);
+  const qr = useQrDataUrl(link, 320);
   return (
     <section class="card invite">
       <h2>{t("invite")}</h2>
@@ -86,7 +83,7 @@ function PendingQueue({ onCount }: { onCount: (n: number) => void }) {
     <section class="card pending" data-testid="pending-queue">
       <h2>
         {t("pending_title")}{" "}
-        <span class="badge-count" data-testid="pending-badge">
+        <span class="badge-count" data-testid="pending-badge" title={tn("waiting", items.length)}>
           {items.length}
         </span>
       </h2>
@@ -312,7 +309,7 @@ export function HostPage() {
         <h2>
           {t("users")}
           {requests.length > 0 && (
-            <span class="badge-count" title={t("reset_requests")} data-testid="reset-badge">
+            <span class="badge-count" title={tn("requests", requests.length)} data-testid="reset-badge">
               {requests.length}
             </span>
           )}
@@ -326,9 +323,7 @@ export function HostPage() {
                   {u.is_banned && <span class="muted"> · {t("banned_label")}</span>}
                   {u.pin_reset_requested_at && <span class="badge-count">PIN</span>}
                 </td>
-                <td class="muted">
-                  {u.upload_count} {t("uploads_count")}
-                </td>
+                <td class="muted">{tn("uploads", u.upload_count)}</td>
                 <td class="actions">
                   {isAdmin && u.role === "guest" && !u.is_banned && (
                     <button
