@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
@@ -17,6 +18,7 @@ import { DbBusyError } from "../errors.js";
 import { type Backend, Dialect } from "./dialect.js";
 import { checksumOf, type MigrateResult, type Migration, plan } from "./migrator.js";
 import { createLocalNotifier, createPgNotifier, type Notifier } from "./notifier.js";
+import { PREPARED_MARK } from "./prepared.js";
 
 export interface DatabaseOptions {
   /** `postgres://…` selects PostgreSQL; unset means SQLite at `sqliteFile`. */
@@ -206,9 +208,33 @@ class SqliteReadDialect extends SqliteDialect {
   }
 }
 
+const namedClients = new WeakSet<pg.PoolClient>();
+
+/**
+ * Statements compiled by `preparedQuery` (they start with PREPARED_MARK) go out as named prepared
+ * statements: the server parses and plans them once per connection instead of on every call.
+ * The name is a hash of the text, so the same text has the same name on every connection.
+ */
+function nameMarkedStatements(client: pg.PoolClient, names: Map<string, string>): void {
+  if (namedClients.has(client)) return;
+  namedClients.add(client);
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  (client as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
+    if (typeof text !== "string" || !text.startsWith(PREPARED_MARK) || typeof values === "function")
+      return cb === undefined ? query(text, values) : query(text, values, cb);
+    let name = names.get(text);
+    if (!name) {
+      name = `kq_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+      names.set(text, name);
+    }
+    return query({ name, text, values }, cb);
+  };
+}
+
 /** A pool whose acquire timeout surfaces as DbBusyError, counting waits. */
 class BusyMappingPool extends pg.Pool {
   readonly stats = newPoolStats();
+  private readonly statementNames = new Map<string, string>();
   override connect(): Promise<pg.PoolClient>;
   override connect(
     cb: (
@@ -230,6 +256,7 @@ class BusyMappingPool extends pg.Pool {
     return super.connect().then(
       (client) => {
         if (waits) countWait(this.stats, t0, false);
+        nameMarkedStatements(client, this.statementNames);
         return client;
       },
       (err: Error) => {

@@ -2,7 +2,7 @@ import { toIso } from "@app/kit/clock";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import * as repo from "./repository.js";
-import { type FeedItem, loadFeedItems } from "./serialize.js";
+import { type FeedItem, loadFeedItems, toFeedItem } from "./serialize.js";
 import { normalizeTagFilter } from "./tags.js";
 
 export const FEED_LIMIT_DEFAULT = 30;
@@ -83,22 +83,18 @@ export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: Fee
   if (impossible) return { items: [], next_cursor: null, delta_cursor: deltaCursor };
 
   const viewer = await viewerOf(ctx, user);
-  const { reader } = ctx.database;
-  const keys = await repo.feedPage(
-    reader,
+  const rows = await repo.feedItemsPage(
+    ctx.database.reader,
     { tagsAny, uploader: query.uploader ?? null },
     before ? { created_at: before[0], id: before[1] } : null,
     limit + 1,
+    user.id,
   );
-  const items = await loadFeedItems(
-    reader,
-    keys.slice(0, limit).map((k) => k.id),
-    viewer,
-  );
-  const last = keys.slice(0, limit).at(-1);
+  const items = rows.slice(0, limit).map((r) => toFeedItem(r, viewer));
+  const last = items.at(-1);
   return {
     items,
-    next_cursor: keys.length > limit && last ? encode([last.created_at, last.id]) : null,
+    next_cursor: rows.length > limit && last ? encode([last.created_at, last.id]) : null,
     delta_cursor: deltaCursor,
   };
 }

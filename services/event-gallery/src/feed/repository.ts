@@ -1,4 +1,4 @@
-import type { Kysely } from "@app/kit/db";
+import { isPostgres, type Kysely, preparedQuery, type SqlBool, sql } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
 import { visibleUpload } from "./visibility.js";
 
@@ -17,34 +17,69 @@ export interface FeedKey {
 }
 
 /**
- * Visible uploads, newest first, strictly before `before` (a row-value keyset, which both
- * backends answer by walking the (created_at, id) index backwards and stopping at `limit`).
+ * One feed page: visible uploads newest first, strictly before `before` (a row-value keyset, which
+ * both backends answer by walking the (created_at, id) index backwards and stopping at `limit`),
+ * with every column of the item (counts, the viewer's like and the tags as subqueries evaluated
+ * for the returned rows only). One statement, compiled once per filter shape and prepared.
  */
-export async function feedPage(
+export async function feedItemsPage(
   db: Db,
   filter: FeedFilter,
   before: FeedKey | null,
   limit: number,
-): Promise<FeedKey[]> {
-  const rows = await feedPageQuery(db, filter, before, limit).execute();
-  return rows.map((r) => ({ id: r.id, created_at: isoOf(r.created_at) }));
+  viewerId: string,
+): Promise<ItemRow[]> {
+  const params: Record<string, unknown> = { viewer: viewerId, limit };
+  filter.tagsAny.forEach((tags, i) => {
+    params[`tags${i}`] = arrayParam(db, tags);
+  });
+  if (filter.uploader !== null) params.uploader = filter.uploader;
+  if (before) {
+    params.beforeAt = before.created_at;
+    params.beforeId = before.id;
+  }
+  const shape = `${filter.tagsAny.length}|${filter.uploader !== null}|${before !== null}`;
+  return pageStatement(db, params, shape);
 }
 
-/** The query itself (tests read its plan). */
-export function feedPageQuery(db: Db, filter: FeedFilter, before: FeedKey | null, limit: number) {
-  let q = db
-    .selectFrom("uploads as u")
-    .innerJoin("users as us", "us.id", "u.user_id")
-    .select(["u.id", "u.created_at"])
-    .where(visibleUpload("u", "us"));
-  // Each entry of tagsAny is one AND-ed condition whose tags are OR-ed.
+// Built from the placeholders: `tagsN` (one array value per tag group), `uploader`, `beforeAt`
+// and `beforeId` are present exactly when the shape has them.
+const pageStatement = preparedQuery((db: Db, p: Record<string, unknown>) =>
+  feedPageQuery(
+    db,
+    {
+      tagsAny: Object.keys(p)
+        .filter((k) => /^tags\d+$/.test(k))
+        .map((k) => p[k]),
+      uploader: "uploader" in p ? (p.uploader as string) : null,
+    },
+    "beforeAt" in p ? { created_at: p.beforeAt as string, id: p.beforeId as string } : null,
+    p.limit as number,
+    p.viewer as string,
+  ),
+);
+
+/**
+ * The feed page statement itself (tests read its plan). Each `tagsAny` entry is one bound list
+ * (`arrayParam`), as feedItemsPage passes it.
+ */
+export function feedPageQuery(
+  db: Db,
+  filter: { tagsAny: readonly unknown[]; uploader: string | null },
+  before: FeedKey | null,
+  limit: number,
+  viewerId = "",
+) {
+  let q = itemQuery(db, viewerId).where(visibleUpload("u", "us"));
+  // Each entry of tagsAny is one AND-ed condition whose tags are OR-ed (one array value each, so
+  // the statement text does not depend on how many tags there are).
   for (const tags of filter.tagsAny) {
     q = q.where(({ exists, selectFrom }) =>
       exists(
         selectFrom("upload_hashtags as h")
           .select("h.upload_id")
           .whereRef("h.upload_id", "=", "u.id")
-          .where("h.tag", "in", tags),
+          .where(inArray(db, "h.tag", tags)),
       ),
     );
   }
@@ -188,15 +223,23 @@ export async function visibleUploaders(
   return rows.map((r) => ({ id: r.id, display_name: r.display_name, upload_count: Number(r.n) }));
 }
 
-/** Feed item rows for `ids` (any order): counts leave out banned users' likes and comments. */
-export function feedItemRows(db: Db, ids: string[], viewerId: string) {
+/**
+ * A feed item's columns: the upload, its uploader's name, like and comment counts that leave out
+ * banned users' rows, whether the viewer liked it, and its tags (comma-joined: tags are
+ * ASCII letters, digits and underscores; unsorted).
+ */
+function itemQuery(db: Db, viewerId: string) {
+  // Unordered (an ordered aggregate sorts for every row): the caller sorts the few tags.
+  const agg = isPostgres(db) ? sql`string_agg(h.tag, ',')` : sql`group_concat(h.tag, ',')`;
+  const tags = sql<string | null>`(select ${agg} from upload_hashtags h where h.upload_id = u.id)`;
+  const banned = db.selectFrom("users as b").select("b.id").where("b.is_banned", "=", 1);
   return db
     .selectFrom("uploads as u")
-    .innerJoin("users", "users.id", "u.user_id")
+    .innerJoin("users as us", "us.id", "u.user_id")
     .select((eb) => [
       "u.id",
       "u.user_id",
-      "users.display_name",
+      "us.display_name",
       "u.caption",
       "u.media_type",
       "u.mime_type",
@@ -211,20 +254,20 @@ export function feedItemRows(db: Db, ids: string[], viewerId: string) {
       "u.display_path",
       "u.thumbnail_path",
       "u.approval",
+      // NOT IN an uncorrelated list of banned users (computed once per statement; ids are never
+      // null): a join to users lets SQLite scan users for every upload.
       eb
         .selectFrom("likes as l")
-        .innerJoin("users as lu", "lu.id", "l.user_id")
         .select((e) => e.fn.countAll<number>().as("n"))
         .whereRef("l.upload_id", "=", "u.id")
-        .where("lu.is_banned", "=", 0)
+        .where("l.user_id", "not in", banned)
         .as("like_count"),
       eb
         .selectFrom("comments as c")
-        .innerJoin("users as cu", "cu.id", "c.user_id")
         .select((e) => e.fn.countAll<number>().as("n"))
         .whereRef("c.upload_id", "=", "u.id")
         .where("c.deleted_at", "is", null)
-        .where("cu.is_banned", "=", 0)
+        .where("c.user_id", "not in", banned)
         .as("comment_count"),
       eb
         .exists(
@@ -235,18 +278,32 @@ export function feedItemRows(db: Db, ids: string[], viewerId: string) {
             .where("ml.user_id", "=", viewerId),
         )
         .as("liked_by_me"),
-    ])
-    .where("u.id", "in", ids)
-    .execute();
+      tags.as("tags"),
+    ]);
 }
 
-export function tagsOf(db: Db, ids: string[]) {
-  return db
-    .selectFrom("upload_hashtags")
-    .select(["upload_id", "tag"])
-    .where("upload_id", "in", ids)
-    .orderBy("tag")
-    .execute();
+export type ItemRow = Awaited<ReturnType<ReturnType<typeof itemQuery>["execute"]>>[number];
+
+/**
+ * Feed item rows for `ids` (any order): one statement for any number of ids (bound as one array
+ * value), compiled once and prepared.
+ */
+export function feedItemRows(db: Db, ids: readonly string[], viewerId: string): Promise<ItemRow[]> {
+  return itemsStatement(db, { viewer: viewerId, ids: arrayParam(db, ids) });
 }
+
+const itemsStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown }) =>
+  itemQuery(db, p.viewer).where(inArray(db, "u.id", p.ids)),
+);
+
+/** A list of strings bound as ONE value: a text[] on PostgreSQL, a JSON array on SQLite. */
+const arrayParam = (db: Db, values: readonly string[]): unknown =>
+  isPostgres(db) ? [...values] : JSON.stringify(values);
+
+/** `ref IN (the list bound by arrayParam)`. */
+const inArray = (db: Db, ref: string, list: unknown) =>
+  isPostgres(db)
+    ? sql<SqlBool>`${sql.ref(ref)} = any(${list}::text[])`
+    : sql<SqlBool>`${sql.ref(ref)} in (select value from json_each(${list}))`;
 
 const isoOf = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());

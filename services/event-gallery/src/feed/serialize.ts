@@ -1,6 +1,6 @@
 import type { Kysely } from "@app/kit/db";
 import type { CompressionStatus, GalleryDB } from "../db/schema.js";
-import { feedItemRows, tagsOf } from "./repository.js";
+import { feedItemRows, type ItemRow } from "./repository.js";
 
 /** The contract's `upload` shape, which is also the feed item. */
 export interface FeedItem {
@@ -36,16 +36,19 @@ export interface FeedViewer {
 export const MEDIA_VARIANTS = ["original", "preview", "display", "thumbnail"] as const;
 export type MediaVariant = (typeof MEDIA_VARIANTS)[number];
 
-export const mediaUrl = (uploadId: string, variant: MediaVariant, token: string) =>
-  `/api/v1/upload/${uploadId}/${variant}?t=${encodeURIComponent(token)}`;
-
-const toIso = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
+// Both backends hand back RFC 3339 UTC strings (the kit's PostgreSQL type parsers convert);
+// only a Date (a driver without them) or another format needs parsing.
+const toIso = (v: unknown) =>
+  typeof v === "string" && v.length === 24 && v.endsWith("Z")
+    ? v
+    : v instanceof Date
+      ? v.toISOString()
+      : new Date(String(v)).toISOString();
 
 /**
  * Feed items for `ids`, in the order given (ids that no longer exist are skipped). Visibility is
- * the caller's business; counts leave out banned users' likes and comments. Two queries for any
- * number of ids (counts and liked_by_me are correlated subqueries); pass `database.reader` on
- * read paths.
+ * the caller's business; counts leave out banned users' likes and comments. One prepared
+ * statement for any number of ids; pass `database.reader` on read paths.
  */
 export async function loadFeedItems(
   db: Kysely<GalleryDB>,
@@ -53,46 +56,43 @@ export async function loadFeedItems(
   viewer: FeedViewer,
 ): Promise<FeedItem[]> {
   if (ids.length === 0) return [];
-  const list = [...ids];
-  // Both reads at once: on SQLite's reader they do not queue, on PostgreSQL they use two clients.
-  const [rows, tags] = await Promise.all([feedItemRows(db, list, viewer.id), tagsOf(db, list)]);
-  const tagsBy = new Map<string, string[]>();
-  for (const t of tags) {
-    const arr = tagsBy.get(t.upload_id) ?? [];
-    arr.push(t.tag);
-    tagsBy.set(t.upload_id, arr);
-  }
+  const rows = await feedItemRows(db, ids, viewer.id);
   const byId = new Map(rows.map((r) => [r.id, r]));
   const items: FeedItem[] = [];
-  for (const id of list) {
+  for (const id of ids) {
     const r = byId.get(id);
-    if (!r) continue;
-    const url = (variant: MediaVariant, path: string | null) =>
-      path ? mediaUrl(r.id, variant, viewer.mediaToken) : null;
-    const isVideo = r.media_type === "video";
-    items.push({
-      id: r.id,
-      uploader: { id: r.user_id, display_name: r.display_name },
-      caption: r.caption,
-      hashtags: tagsBy.get(r.id) ?? [],
-      media_type: r.media_type,
-      mime_type: r.mime_type,
-      created_at: toIso(r.created_at),
-      updated_at: toIso(r.updated_at),
-      like_count: Number(r.like_count ?? 0),
-      comment_count: Number(r.comment_count ?? 0),
-      // SQLite answers EXISTS with 0/1, PostgreSQL with a boolean.
-      liked_by_me: Number(r.liked_by_me) === 1,
-      compression_status: r.compression_status,
-      width: r.width,
-      height: r.height,
-      duration_s: r.duration_s,
-      original_url: url("original", r.original_path),
-      preview_url: isVideo ? null : url("preview", r.preview_path),
-      display_url: isVideo ? null : url("display", r.display_path),
-      thumbnail_url: url("thumbnail", r.thumbnail_path),
-      approval: r.approval,
-    });
+    if (r) items.push(toFeedItem(r, viewer));
   }
   return items;
+}
+
+/** One row of the item statement as the contract's item, media URLs with the viewer's token. */
+export function toFeedItem(r: ItemRow, viewer: FeedViewer): FeedItem {
+  // The token is the same for every URL of the page: encode it once per item, not per URL.
+  const t = encodeURIComponent(viewer.mediaToken);
+  const base = `/api/v1/upload/${r.id}/`;
+  const isVideo = r.media_type === "video";
+  return {
+    id: r.id,
+    uploader: { id: r.user_id, display_name: r.display_name },
+    caption: r.caption,
+    hashtags: r.tags ? r.tags.split(",").sort() : [],
+    media_type: r.media_type,
+    mime_type: r.mime_type,
+    created_at: toIso(r.created_at),
+    updated_at: toIso(r.updated_at),
+    like_count: Number(r.like_count ?? 0),
+    comment_count: Number(r.comment_count ?? 0),
+    // SQLite answers EXISTS with 0/1, PostgreSQL with a boolean.
+    liked_by_me: Number(r.liked_by_me) === 1,
+    compression_status: r.compression_status,
+    width: r.width,
+    height: r.height,
+    duration_s: r.duration_s,
+    original_url: r.original_path ? `${base}original?t=${t}` : null,
+    preview_url: !isVideo && r.preview_path ? `${base}preview?t=${t}` : null,
+    display_url: !isVideo && r.display_path ? `${base}display?t=${t}` : null,
+    thumbnail_url: r.thumbnail_path ? `${base}thumbnail?t=${t}` : null,
+    approval: r.approval,
+  };
 }
