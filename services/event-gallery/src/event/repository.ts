@@ -1,9 +1,8 @@
 import type { Clock } from "@app/kit/clock";
 import type { Dialect, Kysely } from "@app/kit/db";
-import { newId } from "@app/kit/ids";
 import type { GalleryDB } from "../db/schema.js";
 
-/** Every SQL statement on the single event row (id = 1) and the host transitions' audit rows. */
+/** Every SQL statement on the single event row (id = 1). */
 
 export interface EventRow {
   uploads_locked_at: string | null;
@@ -71,26 +70,5 @@ export async function setReleased(
     .updateTable("event")
     .set((eb) => ({ ...fields, export_epoch: eb("export_epoch", "+", 1) }))
     .where("id", "=", 1)
-    .execute();
-}
-
-/** Host moderation actions are recorded in the audit table. */
-export async function auditEventAction(
-  trx: Kysely<GalleryDB>,
-  actorId: string,
-  action: string,
-  now: string,
-): Promise<void> {
-  await trx
-    .insertInto("host_audit")
-    .values({
-      id: newId(),
-      actor_id: actorId,
-      action,
-      target_type: "event",
-      target_id: null,
-      details: null,
-      created_at: now,
-    })
     .execute();
 }

@@ -1,6 +1,7 @@
 import { conflict } from "@app/kit/errors";
+import { recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
-import { auditEventAction, lockEventRow, setReleased, setUploadsLocked } from "../event/repository.js";
+import { lockEventRow, setReleased, setUploadsLocked } from "../event/repository.js";
 import { type EventRow, type EventView, eventView, getEvent } from "../event/state.js";
 import { keepsakeEstimate } from "./builder.js";
 import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "./repo.js";
@@ -64,7 +65,13 @@ export async function applyTransition(
         await setReleased(trx, { export_released_at: null, uploads_locked_at: null });
         break;
     }
-    await auditEventAction(trx, actor.id, `event.${transition}`, now);
+    await recordAudit(trx, ctx.database, {
+      actorId: actor.id,
+      action: `event.${transition}`,
+      targetType: "event",
+      targetId: null,
+      at: now,
+    });
     return getEvent(trx);
   });
 

@@ -1,19 +1,8 @@
-import type { Database, Dialect, Kysely } from "@app/kit/db";
-import { newId } from "@app/kit/ids";
+import type { Dialect, Kysely } from "@app/kit/db";
 import type { GalleryDB, Role } from "../db/schema.js";
 
-/** Every SQL statement of host moderation and the host audit table. */
+/** Every SQL statement of host moderation (its audit rows: audit/repository.ts). */
 type Db = Kysely<GalleryDB>;
-
-export type AuditAction =
-  | "ban"
-  | "unban"
-  | "promote"
-  | "demote"
-  | "reset_pin"
-  | "remove_upload"
-  | "remove_comment"
-  | "approve_upload";
 
 /** Users with their live upload counts, oldest account first (the host's guest list). */
 export function usersWithUploadCounts(db: Db) {
@@ -118,59 +107,4 @@ export function lockLiveComment(trx: Db, dialect: Dialect, id: string) {
         .where("deleted_at", "is", null),
     )
     .executeTakeFirst();
-}
-
-export async function recordAudit(
-  trx: Db,
-  database: Database<GalleryDB>,
-  entry: {
-    actorId: string;
-    action: AuditAction;
-    targetType: "user" | "upload" | "comment";
-    targetId: string;
-    at: string;
-    details?: Record<string, unknown>;
-  },
-): Promise<void> {
-  await trx
-    .insertInto("host_audit")
-    .values({
-      id: newId(),
-      actor_id: entry.actorId,
-      action: entry.action,
-      target_type: entry.targetType,
-      target_id: entry.targetId,
-      details: entry.details ? database.dialect.json(entry.details) : null,
-      created_at: entry.at,
-    })
-    .execute();
-}
-
-/** Audit rows newest first, keyset-paginated on (created_at, id), strictly before `before`. */
-export async function auditRows(db: Db, limit: number, before: [string, string] | null) {
-  let q = db
-    .selectFrom("host_audit")
-    .leftJoin("users", "users.id", "host_audit.actor_id")
-    .select([
-      "host_audit.id",
-      "host_audit.actor_id",
-      "users.display_name as actor_name",
-      "host_audit.action",
-      "host_audit.target_type",
-      "host_audit.target_id",
-      "host_audit.created_at",
-    ])
-    .orderBy("host_audit.created_at", "desc")
-    .orderBy("host_audit.id", "desc")
-    .limit(limit);
-  if (before) {
-    const [at, id] = before;
-    q = q.where((eb) =>
-      eb.or([
-        eb("host_audit.created_at", "<", at),
-        eb.and([eb("host_audit.created_at", "=", at), eb("host_audit.id", "<", id)]),
-      ]),
-    );
-  }
-  return q.execute();
 }

@@ -1,5 +1,6 @@
 import type { Kysely } from "@app/kit/db";
 import { AppError, forbidden, notFound } from "@app/kit/errors";
+import { type AuditAction, recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import type { GalleryDB, Role } from "../db/schema.js";
 import { bumpEpochIfReleased } from "../event/state.js";
@@ -38,7 +39,7 @@ export class ModerationService {
   private async onUser<T>(
     actor: AuthedUser,
     targetId: string,
-    action: repo.AuditAction,
+    action: AuditAction,
     fn: (
       trx: Kysely<GalleryDB>,
       target: { id: string; role: Role; is_banned: number; display_name: string },
@@ -53,7 +54,7 @@ export class ModerationService {
       const out = await fn(trx, target, now);
       // null means "nothing changed": an idempotent repeat is not audited again.
       if (out !== null)
-        await repo.recordAudit(trx, database, {
+        await recordAudit(trx, database, {
           actorId: actor.id,
           action,
           targetType: "user",
@@ -123,7 +124,7 @@ export class ModerationService {
       const now = clock.iso();
       await softDeleteAndRefund(trx, upload, "host", now);
       await bumpEpochIfReleased(trx, clock);
-      await repo.recordAudit(trx, database, {
+      await recordAudit(trx, database, {
         actorId: actor.id,
         action: "remove_upload",
         targetType: "upload",
@@ -144,7 +145,7 @@ export class ModerationService {
       await markCommentDeleted(trx, c.id, "host", now);
       await touchActivity(trx, c.upload_id, now);
       await bumpEpochIfReleased(trx, clock);
-      await repo.recordAudit(trx, database, {
+      await recordAudit(trx, database, {
         actorId: actor.id,
         action: "remove_comment",
         targetType: "comment",

@@ -1,11 +1,10 @@
 import { toIso } from "@app/kit/clock";
 import { conflict, notFound, validationFailed } from "@app/kit/errors";
+import { recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { clampLimit, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
-import { recordAudit } from "../moderation/repository.js";
-import type { ModerationService } from "../moderation/service.js";
 import * as repo from "./repository.js";
 
 /**
@@ -60,10 +59,15 @@ export async function readMine(
   return page(ctx, user, query, (before, limit) => repo.ownPage(ctx.database.db, user.id, before, limit));
 }
 
+/** What a rejection needs from moderation: the host takedown (ModerationService, passed in by app.ts). */
+export interface Takedowns {
+  takedownUpload(actor: AuthedUser, uploadId: string): Promise<void>;
+}
+
 export class PremoderationService {
   constructor(
     private readonly ctx: GalleryContext,
-    private readonly moderation: ModerationService,
+    private readonly moderation: Takedowns,
   ) {}
 
   /** GET /host/pending: oldest first, so the queue is worked in arrival order. */

@@ -1,8 +1,8 @@
 import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { listAudit } from "../../audit/audit.js";
 import type { AuthedUser, GalleryContext } from "../../context.js";
-import { listAudit } from "../../moderation/audit.js";
 import type { ModerationService } from "../../moderation/service.js";
 import { auth } from "../route-auth.js";
 import { AuditEntry, HostUser, User } from "../schemas.js";
