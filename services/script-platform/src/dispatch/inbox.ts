@@ -1,5 +1,4 @@
-import { newId } from "@app/kit/ids";
-import type { JobOutcome } from "../execution/executor.js";
+import type { JobOutcome } from "./job.js";
 
 /**
  * In-process inboxes of waiting synchronous requests. A request registers one, its outbox row
@@ -8,6 +7,8 @@ import type { JobOutcome } from "../execution/executor.js";
  */
 export class Inbox {
   private readonly waiting = new Map<string, (o: JobOutcome) => void>();
+  /** Inbox ids only need to be unique within this instance (whose id is unique): a counter will do. */
+  private seq = 0;
 
   constructor(
     readonly instanceId: string,
@@ -21,8 +22,7 @@ export class Inbox {
   /** A new waiter, or null at capacity. `replyTo` goes into the outbox row. */
   register(): { replyTo: string; result: Promise<JobOutcome>; drop(): void } | null {
     if (this.waiting.size >= this.capacity) return null;
-    const id = newId();
-    const replyTo = `${this.instanceId}/${id}`;
+    const replyTo = `${this.instanceId}/${(++this.seq).toString(36)}`;
     const result = new Promise<JobOutcome>((resolve) => this.waiting.set(replyTo, resolve));
     return { replyTo, result, drop: () => void this.waiting.delete(replyTo) };
   }

@@ -3,6 +3,7 @@ import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
 import type { ErrorDetail, FailureKind, LogEntry } from "../sandbox/engine.js";
+import type { MergedWrite } from "./group-commit.js";
 
 /**
  * The contract between the dispatcher and whatever runs a job (execution/executor.ts). It lives
@@ -82,4 +83,6 @@ export interface JobRunner {
 /** Where the dispatcher writes each finished run, inside its settling transaction. */
 export interface ExecutionLog {
   insert(trx: Kysely<PlatformDB>, record: ExecutionRecord): Promise<void>;
+  /** The same insert as a group-commit write, merged with the batch's other records. */
+  insertWrite(record: ExecutionRecord): MergedWrite;
 }

@@ -3,8 +3,9 @@ import { toIso } from "@app/kit/clock";
 import type { Database, Kysely } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { OutboxTable } from "../db/schema-data.js";
-import type { RequestView } from "../execution/executor.js";
 import { MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
+import { type MergedWrite, multiRowStatement } from "./group-commit.js";
+import type { RequestView } from "./job.js";
 
 export type OutboxRow = Omit<
   OutboxTable,
@@ -46,59 +47,45 @@ export function decodeHttpRequest(p: HttpPayload["request"]): RequestView {
   return { ...rest, body: body_base64 !== undefined ? Buffer.from(body_base64, "base64") : body };
 }
 
-/**
- * Group commit: work handed in while a transaction is running is queued and then done together in
- * the next one, so N concurrent runs cost one commit (one fsync on SQLite) instead of N. When a
- * batch fails, each item is retried alone so one bad item cannot fail the others.
- */
-export class GroupCommit {
-  private queue: {
-    fn: (trx: Kysely<PlatformDB>) => Promise<unknown>;
-    resolve: (v: unknown) => void;
-    reject: (e: unknown) => void;
-  }[] = [];
-  private running = false;
+// The group commit lives in group-commit.ts; the dispatcher takes it from here with the outbox's SQL.
+export { GroupCommit } from "./group-commit.js";
 
-  constructor(
-    private readonly database: Database<PlatformDB>,
-    private readonly maxBatch = 64,
-  ) {}
+/** Columns of an outbox row in the order the multi-row insert binds them. */
+const OUTBOX_COLUMNS = [
+  "id",
+  "app_id",
+  "source_kind",
+  "trigger_id",
+  "script_id",
+  "execution_id",
+  "payload",
+  "due_at",
+  "attempts",
+  "depth",
+  "principal",
+  "reply_to",
+  "claimed_by",
+  "lease_until",
+  "created_at",
+] as const satisfies readonly (keyof OutboxRow)[];
 
-  run<T>(fn: (trx: Kysely<PlatformDB>) => Promise<T>): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
-      if (!this.running) void this.drain();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    this.running = true;
-    try {
-      while (this.queue.length > 0) {
-        // Let pending I/O (requests that already arrived) queue their work first: one commit
-        // then covers them all. SQLite commits block the event loop, so without this yield
-        // every request would commit alone.
-        await new Promise<void>((resolve) => setImmediate(resolve));
-        const batch = this.queue.splice(0, this.maxBatch);
-        try {
-          const results = await this.database.writeTx(async (trx) => {
-            const out: unknown[] = [];
-            for (const item of batch) out.push(await item.fn(trx));
-            return out;
-          });
-          for (const [i, item] of batch.entries()) item.resolve(results[i]);
-        } catch (err) {
-          if (batch.length === 1) batch[0]?.reject(err);
-          else
-            for (const item of batch)
-              await this.database.writeTx((trx) => item.fn(trx)).then(item.resolve, item.reject);
-        }
-      }
-    } finally {
-      this.running = false;
-    }
-  }
-}
+const TEMPLATE_ROW: OutboxRow = {
+  id: "",
+  app_id: "",
+  source_kind: "http",
+  trigger_id: null,
+  script_id: "",
+  execution_id: null,
+  payload: "",
+  due_at: "",
+  attempts: 0,
+  depth: 0,
+  principal: null,
+  reply_to: null,
+  claimed_by: null,
+  lease_until: null,
+  created_at: "",
+};
 
 /** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue.ts). */
 export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
@@ -111,9 +98,32 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
     created_at: d.fromTimestamp(r.created_at),
     lease_until: r.lease_until === null ? null : d.fromTimestamp(r.lease_until),
   });
+  const insertRows = multiRowStatement<OutboxRow>(OUTBOX_COLUMNS, (trx, n) =>
+    trx.insertInto("outbox").values(Array.from({ length: n }, () => TEMPLATE_ROW)),
+  );
+  const deleteIds = multiRowStatement<{ id: string }>(["id"], (trx, n) =>
+    trx.deleteFrom("outbox").where(
+      "id",
+      "in",
+      Array.from({ length: n }, () => ""),
+    ),
+  );
   return {
     async insert(trx: Kysely<PlatformDB>, row: OutboxRow): Promise<void> {
-      await trx.insertInto("outbox").values(row).execute();
+      await insertRows(trx, [row]);
+    },
+
+    /** Many rows in one statement (the group commit merges concurrent inserts). */
+    insertMany: (trx: Kysely<PlatformDB>, rows: OutboxRow[]): Promise<void> => insertRows(trx, rows),
+
+    /** Group-commit write: insert `row` together with the other inserts of its batch. */
+    insertWrite(row: OutboxRow): MergedWrite<OutboxRow> {
+      return { kind: "outbox.insert", data: row, apply: insertRows };
+    },
+
+    /** Group-commit write: delete the settled row `id` together with the batch's other deletes. */
+    deleteWrite(id: string): MergedWrite<{ id: string }> {
+      return { kind: "outbox.delete", data: { id }, apply: deleteIds };
     },
 
     /**

@@ -1,33 +1,11 @@
-import type { Database, Kysely, Selectable } from "@app/kit/db";
+import type { Database, Insertable, Kysely, Selectable } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
+import { type MergedWrite, multiRowStatement } from "../dispatch/group-commit.js";
+import type { ExecutionRecord, RunError } from "../dispatch/job.js";
 import type { LogEntry } from "../sandbox/engine.js";
 
-/**
- * A failed run's error as records and draft runs carry it (contract "Authoring"): `line` and
- * `column` are 1-based in the script's own source. Public callers never see `stack`.
- */
-export interface RunError {
-  code: string;
-  message: string;
-  stack: string | null;
-  line: number | null;
-  column: number | null;
-}
-
-export interface ExecutionRecord {
-  id: string;
-  app_id: string;
-  script_id: string;
-  invocation_type: string;
-  status: "succeeded" | "failed";
-  duration_ms: number;
-  logs: LogEntry[];
-  error: RunError | null;
-  /** The process that ran it (scale-out: which instance claimed the row). */
-  instance_id: string | null;
-  created_at: string;
-  finished_at: string;
-}
+// The record's shape is part of the dispatcher's job contract (dispatch/job.ts).
+export type { ExecutionRecord, RunError } from "../dispatch/job.js";
 
 /** Filters of the executions list and live tail (contract "Authoring"). */
 export interface ExecutionFilters {
@@ -74,6 +52,73 @@ function filtered<Q extends { where: (...a: any[]) => Q }>(q: Q, f: ExecutionFil
   return out;
 }
 
+type ExecutionRow = Insertable<PlatformDB["executions"]>;
+
+/** Columns of a record in the order the multi-row insert binds them. */
+const COLUMNS = [
+  "id",
+  "app_id",
+  "script_id",
+  "invocation_type",
+  "status",
+  "duration_ms",
+  "logs",
+  "error",
+  "created_at",
+  "finished_at",
+  "error_code",
+  "error_stack",
+  "error_line",
+  "error_column",
+  "instance_id",
+] as const satisfies readonly (keyof ExecutionRow)[];
+
+const TEMPLATE: Required<ExecutionRow> = {
+  id: "",
+  app_id: "",
+  script_id: "",
+  invocation_type: "",
+  status: "",
+  duration_ms: 0,
+  logs: "",
+  error: null,
+  created_at: "",
+  finished_at: null,
+  error_code: null,
+  error_stack: null,
+  error_line: null,
+  error_column: null,
+  instance_id: null,
+};
+
+function toRow(e: ExecutionRecord): Required<ExecutionRow> {
+  return {
+    id: e.id,
+    app_id: e.app_id,
+    script_id: e.script_id,
+    invocation_type: e.invocation_type,
+    status: e.status,
+    duration_ms: e.duration_ms,
+    logs: JSON.stringify(e.logs),
+    error: e.error ? JSON.stringify({ code: e.error.code, message: e.error.message }) : null,
+    created_at: e.created_at,
+    finished_at: e.finished_at,
+    error_code: e.error?.code ?? null,
+    error_stack: e.error?.stack ?? null,
+    error_line: e.error?.line ?? null,
+    error_column: e.error?.column ?? null,
+    instance_id: e.instance_id,
+  };
+}
+
+// A record id is written once; a settle retried after an unclear failure must not fail on it.
+const insertRows = multiRowStatement<ExecutionRow>(COLUMNS, (trx, n) =>
+  trx
+    .insertInto("executions")
+    .values(Array.from({ length: n }, () => TEMPLATE))
+    .onConflict((oc) => oc.column("id").doNothing()),
+);
+
 /** SQL of the executions log. */
 export function executionsRepo(database: Database<PlatformDB>) {
   const d = database.dialect;
@@ -113,19 +158,11 @@ export function executionsRepo(database: Database<PlatformDB>) {
       return r?.finished_at ? d.fromTimestamp(r.finished_at) : null;
     },
     async insert(db: Kysely<PlatformDB>, e: ExecutionRecord): Promise<void> {
-      await db
-        .insertInto("executions")
-        .values({
-          ...e,
-          logs: JSON.stringify(e.logs),
-          error: e.error ? JSON.stringify({ code: e.error.code, message: e.error.message }) : null,
-          error_code: e.error?.code ?? null,
-          error_stack: e.error?.stack ?? null,
-          error_line: e.error?.line ?? null,
-          error_column: e.error?.column ?? null,
-        })
-        .onConflict((oc) => oc.column("id").doNothing())
-        .execute();
+      await insertRows(db, [toRow(e)]);
+    },
+    /** Group-commit write: the record goes in with the other records of its batch (one statement). */
+    insertWrite(e: ExecutionRecord): MergedWrite<ExecutionRow> {
+      return { kind: "executions.insert", data: toRow(e), apply: insertRows };
     },
     /** Drop log entries older than `beforeIso` (the log is bounded by age). */
     async prune(beforeIso: string): Promise<number> {

@@ -2,55 +2,20 @@ import { createHash } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
 import type { ScriptLookup } from "../context.js";
 import type { SandboxPolicy } from "../control/sandbox-policy.js";
-import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
-import type { ErrorDetail, FailureKind, RunOutcome } from "../sandbox/engine.js";
+import type { Finished, Job, JobOutcome, RunError } from "../dispatch/job.js";
+import type { RunOutcome } from "../sandbox/engine.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import { resolveLimits } from "../sandbox/limits.js";
+import { Lru } from "../sandbox/lru.js";
 import type { ModuleResolver } from "../sandbox/module-loader.js";
 import type { PoolRun } from "../sandbox/pool.js";
 import { sdkHost } from "../sdk/host.js";
 import type { SdkDeps } from "../sdk/types.js";
 import { SDK_VERSION } from "../version.js";
-import type { ExecutionRecord, RunError } from "./executions-repo.js";
 
-/** ctx.request as a script sees it. */
-export interface RequestView {
-  method: string;
-  path: string;
-  headers: Record<string, string>;
-  body: unknown;
-  params: Record<string, string>;
-  query: Record<string, string>;
-  rest: string;
-}
-
-/** One run to perform (built by the dispatcher from an outbox row). */
-export interface Job {
-  executionId: string;
-  appId: string;
-  scriptId: string;
-  /** http, or the event source kind (kv, docs, files, pubsub, cron, email, dead_letter). */
-  invocationType: string;
-  requestId: string | null;
-  request: RequestView | null;
-  event: unknown;
-  principal: Principal | null;
-  depth: number;
-  /** The script as the request already loaded it (sync requests run in this process); else loaded here. */
-  script?: ScriptRecord | null;
-  /** How long the run may wait for a slot of its app before failing as busy (sync requests); default unbounded. */
-  waitMs?: number;
-}
-
-export type JobOutcome =
-  | { ok: true; value: unknown }
-  | { ok: false; kind: FailureKind | "script_not_found"; message: string; detail?: ErrorDetail };
-
-export interface Finished {
-  outcome: JobOutcome;
-  record: ExecutionRecord;
-}
+// The job contract the dispatcher drives lives in dispatch/job.ts (dispatch depends on no module here).
+export type { Finished, Job, JobOutcome, RequestView } from "../dispatch/job.js";
 
 /** What runs a script: the worker pool (pool.ts), or anything with its contract. */
 export interface ScriptRunner {
@@ -101,6 +66,19 @@ export function versionKey(
  */
 export function createExecutor(deps: ExecutorDeps) {
   const { clock } = deps;
+  // Keys of import-free scripts by id, with the name and source they were computed from: the
+  // digest is computed once per version, not per run (comparing the source is far cheaper than
+  // hashing it). Scripts with imports are digested each run (a module may have changed).
+  const soleKeys = new Lru<string, { app: string; name: string; source: string; key: string }>(1024);
+  const keyOf = (script: ScriptRecord, modules: ReadonlyMap<string, string>): string => {
+    if (modules.size > 0) return versionKey(script, modules);
+    const memo = soleKeys.get(script.id);
+    if (memo && memo.source === script.source && memo.name === script.name && memo.app === script.app_id)
+      return memo.key;
+    const key = versionKey(script, modules);
+    soleKeys.set(script.id, { app: script.app_id, name: script.name, source: script.source, key });
+    return key;
+  };
   return {
     async run(job: Job, signal?: AbortSignal): Promise<Finished> {
       const startedAt = clock.iso();
@@ -144,7 +122,7 @@ export function createExecutor(deps: ExecutorDeps) {
       };
       const outcome = await deps.engine.run({
         appId: script.app_id,
-        key: versionKey(script, modules),
+        key: keyOf(script, modules),
         ...(job.waitMs !== undefined ? { waitMs: job.waitMs } : {}),
         name: script.name,
         source: script.source,

@@ -62,6 +62,9 @@ export interface PoolRun {
 }
 
 export const DEFAULT_GRACE_MS = 50;
+
+/** The abort reason SDK calls see when their run ended. */
+const RUN_ENDED = Object.freeze(new Error("The run ended."));
 export const DEFAULT_RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
 
 interface Pending {
@@ -78,7 +81,8 @@ interface Active {
   watchdog: TimerHandle;
   /** SDK calls being answered (the caps themselves are counted in the worker). */
   inflight: number;
-  abort: AbortController;
+  /** Aborted when the run ends; made on the first SDK call (most runs make none). */
+  abort: AbortController | null;
   onAbort: () => void;
 }
 
@@ -312,11 +316,11 @@ export class EnginePool {
         req.limits.timeoutMs + this.graceMs,
       ),
       inflight: 0,
-      abort: new AbortController(),
+      abort: null,
       onAbort: () => this.kill(slot, "internal_error"),
     };
     slot.active = active;
-    if (req.key) {
+    if (req.key && slot.recent[0] !== req.key) {
       slot.recent = [req.key, ...slot.recent.filter((k) => k !== req.key)].slice(0, 64);
     }
     if (req.signal?.aborted) {
@@ -360,7 +364,8 @@ export class EnginePool {
     if (!a) return;
     slot.active = null;
     a.watchdog.cancel();
-    a.abort.abort();
+    // A ready-made reason: abort() without one builds a DOMException (and its stack) every run.
+    a.abort?.abort(RUN_ENDED);
     a.req.signal?.removeEventListener("abort", a.onAbort);
     const n = (this.perApp.get(a.req.appId) ?? 1) - 1;
     if (n <= 0) this.perApp.delete(a.req.appId);
@@ -411,9 +416,11 @@ export class EnginePool {
       }
     };
     a.inflight++;
+    a.abort ??= new AbortController();
+    const { signal } = a.abort;
     let result: Promise<unknown>;
     try {
-      result = a.req.host(m.op, withBuffers(m.args) as unknown[], a.abort.signal);
+      result = a.req.host(m.op, withBuffers(m.args) as unknown[], signal);
     } catch (err) {
       result = Promise.reject(err);
     }
@@ -431,7 +438,7 @@ export class EnginePool {
           });
         else if (err instanceof SizeLimitError) reply({ ok: false, error: { kind: "size", what: err.what } });
         else {
-          if (!a.abort.signal.aborted) this.opts.logger.error({ err, op: m.op }, "SDK call failed");
+          if (!signal.aborted) this.opts.logger.error({ err, op: m.op }, "SDK call failed");
           reply({ ok: false, error: { kind: "internal", op: m.op } });
         }
       },

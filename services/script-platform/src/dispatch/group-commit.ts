@@ -1,0 +1,225 @@
+import type { Database, Kysely } from "@app/kit/db";
+import type { PlatformDB } from "../db/schema.js";
+
+type Trx = Kysely<PlatformDB>;
+/** Kysely's compiled query (SQL text, parameters and the operation tree). */
+type CompiledQuery = ReturnType<ReturnType<Trx["deleteFrom"]>["compile"]>;
+
+/**
+ * A write that merges with the other writes of its `kind` in the same batch: `apply` runs once
+ * with every item's data (one multi-row statement instead of one statement per item). Merged
+ * writes run before the batch's plain functions, so they must not depend on other items of the
+ * batch (inserting new rows, deleting committed ones).
+ */
+export interface MergedWrite<T = unknown> {
+  kind: string;
+  data: T;
+  apply(trx: Trx, data: T[]): Promise<void>;
+}
+
+/** What the `onTransaction` hook hears after each transaction the group commit ran. */
+export interface TransactionInfo {
+  /** Items written by it. */
+  items: number;
+  ok: boolean;
+  /** A retry of one item alone after its batch failed. */
+  alone: boolean;
+}
+
+export interface GroupCommitOptions {
+  /** Items per transaction at most (default 256). */
+  maxBatch?: number;
+  /**
+   * Under load (the previous commit ended less than this long ago), a batch waits this long for
+   * more writes before it commits, unless it fills up first. 0: only what already queued.
+   * Default: SQLITE_WINDOW_MS on SQLite, 0 on PostgreSQL.
+   */
+  windowMs?: number;
+  /** Observes every transaction (tests count them, metrics can too). */
+  onTransaction?: (t: TransactionInfo) => void;
+  /**
+   * Real time on purpose, whatever clock the app runs on: the window is a throughput device,
+   * not a domain deadline, and a frozen test clock must not stall writes.
+   */
+  now?: () => number;
+  sleep?: (ms: number, wake: Promise<void>) => Promise<void>;
+}
+
+interface Item {
+  fn: ((trx: Trx) => Promise<unknown>) | null;
+  writes: readonly MergedWrite[];
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+/**
+ * SQLite commits (an fsync each) block the event loop, so nothing can queue while one runs:
+ * under load a batch waits this long for the requests already on their way. PostgreSQL commits
+ * are asynchronous, so writes queue up while one is in flight and need no window.
+ */
+export const SQLITE_WINDOW_MS = 1;
+
+const realSleep = (ms: number, wake: Promise<void>) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    void wake.then(() => {
+      clearTimeout(t);
+      resolve();
+    });
+  });
+
+/**
+ * Group commit: writes handed in while a transaction runs (or, under load, within a short
+ * window) are done together in the next one, so N concurrent requests cost one commit (one
+ * fsync) instead of N, and same-kind writes become one statement. When a batch fails, each item
+ * is retried alone, so one bad item fails only its own caller.
+ */
+export class GroupCommit {
+  /** Counters since start: transactions run (batches and lone retries), items committed, failed transactions. */
+  readonly stats = { transactions: 0, items: 0, failed: 0 };
+  private queue: Item[] = [];
+  private running = false;
+  private lastCommitEnd = Number.NEGATIVE_INFINITY;
+  private full: (() => void) | null = null;
+  private readonly maxBatch: number;
+  private readonly windowMs: number;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number, wake: Promise<void>) => Promise<void>;
+
+  constructor(
+    private readonly database: Database<PlatformDB>,
+    private readonly opts: GroupCommitOptions = {},
+  ) {
+    this.maxBatch = opts.maxBatch ?? 256;
+    this.windowMs = opts.windowMs ?? (database.backend === "sqlite" ? SQLITE_WINDOW_MS : 0);
+    this.now = opts.now ?? (() => performance.now());
+    this.sleep = opts.sleep ?? realSleep;
+  }
+
+  /** Writes waiting for their transaction. */
+  get pending(): number {
+    return this.queue.length;
+  }
+
+  /** Run `fn` inside the next batch's transaction; resolves with its result once committed. */
+  run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+    return this.enqueue(fn, []) as Promise<T>;
+  }
+
+  /** Merged writes (all or none of them, for this caller); resolves once committed. */
+  write(...writes: MergedWrite[]): Promise<void> {
+    return this.enqueue(null, writes) as Promise<void>;
+  }
+
+  private enqueue(fn: Item["fn"], writes: readonly MergedWrite[]): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ fn, writes, resolve, reject });
+      if (this.queue.length >= this.maxBatch) this.full?.();
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        // Let pending I/O (requests that already arrived) queue their writes first. SQLite
+        // commits block the event loop, so without this yield every request would commit alone.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (
+          this.windowMs > 0 &&
+          this.queue.length < this.maxBatch &&
+          this.now() - this.lastCommitEnd < this.windowMs
+        )
+          await this.sleep(
+            this.windowMs,
+            new Promise<void>((resolve) => {
+              this.full = resolve;
+            }),
+          );
+        this.full = null;
+        const batch = this.queue.splice(0, this.maxBatch);
+        await this.commit(batch);
+        this.lastCommitEnd = this.now();
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private observe(t: TransactionInfo): void {
+    this.stats.transactions++;
+    if (t.ok) this.stats.items += t.items;
+    else this.stats.failed++;
+    this.opts.onTransaction?.(t);
+  }
+
+  private async commit(batch: Item[]): Promise<void> {
+    let results: unknown[];
+    try {
+      results = await this.database.writeTx((trx) => this.apply(trx, batch));
+    } catch (err) {
+      this.observe({ items: batch.length, ok: false, alone: batch.length === 1 });
+      if (batch.length === 1) {
+        batch[0]?.reject(err);
+        return;
+      }
+      for (const item of batch) {
+        try {
+          const [r] = await this.database.writeTx((trx) => this.apply(trx, [item]));
+          this.observe({ items: 1, ok: true, alone: true });
+          item.resolve(r);
+        } catch (e) {
+          this.observe({ items: 1, ok: false, alone: true });
+          item.reject(e);
+        }
+      }
+      return;
+    }
+    this.observe({ items: batch.length, ok: true, alone: false });
+    for (const [i, item] of batch.entries()) item.resolve(results[i]);
+  }
+
+  private async apply(trx: Trx, batch: Item[]): Promise<unknown[]> {
+    const merged = new Map<string, { apply: MergedWrite["apply"]; data: unknown[] }>();
+    for (const item of batch)
+      for (const w of item.writes) {
+        const g = merged.get(w.kind);
+        if (g) g.data.push(w.data);
+        else merged.set(w.kind, { apply: w.apply, data: [w.data] });
+      }
+    for (const g of merged.values()) await g.apply(trx, g.data);
+    const out: unknown[] = [];
+    for (const item of batch) out.push(item.fn ? await item.fn(trx) : undefined);
+    return out;
+  }
+}
+
+/**
+ * A multi-row statement whose SQL is compiled once per row count: Kysely builds it from a
+ * template, later calls only bind new parameters (no query building or compiling per request).
+ * `build(trx, n)` must produce a statement whose parameters are exactly `n` rows of `columns`
+ * values in that order (a template row with every column set, e.g. `values(Array(n).fill(t))`).
+ */
+export function multiRowStatement<R>(
+  columns: readonly (keyof R & string)[],
+  build: (trx: Trx, n: number) => { compile(): CompiledQuery },
+  maxCached = 64,
+) {
+  const cache = new Map<number, CompiledQuery>();
+  return async (trx: Trx, rows: readonly R[]): Promise<void> => {
+    if (rows.length === 0) return;
+    let compiled = cache.get(rows.length);
+    if (!compiled) {
+      compiled = build(trx, rows.length).compile();
+      if (compiled.parameters.length !== rows.length * columns.length)
+        throw new Error(
+          `multiRowStatement: ${compiled.parameters.length} parameters for ${rows.length} rows`,
+        );
+      if (rows.length <= maxCached) cache.set(rows.length, compiled);
+    }
+    const parameters: unknown[] = [];
+    for (const r of rows) for (const c of columns) parameters.push(r[c]);
+    await trx.executeQuery({ ...compiled, parameters });
+  };
+}

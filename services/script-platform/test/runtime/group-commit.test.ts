@@ -1,0 +1,221 @@
+import { systemClock } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import { createTestDatabase } from "@app/kit/db/testing";
+import { newId } from "@app/kit/ids";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { migrations } from "../../src/db/migrations/index.js";
+import type { PlatformDB } from "../../src/db/schema.js";
+import { GroupCommit, type MergedWrite, type TransactionInfo } from "../../src/dispatch/group-commit.js";
+import type { ExecutionRecord } from "../../src/dispatch/job.js";
+import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
+import { executionsRepo } from "../../src/execution/executions-repo.js";
+
+const T = "2026-11-24T08:00:00.000Z";
+
+function row(i: number, extra: Partial<OutboxRow> = {}): OutboxRow {
+  return {
+    id: newId(),
+    app_id: "app-1",
+    source_kind: "http",
+    trigger_id: i % 2 ? `trigger-${i}` : null,
+    script_id: `script-${i}`,
+    execution_id: newId(),
+    payload: JSON.stringify({ request: { path: `/p/${i}` }, request_id: `r${i}` }),
+    due_at: T,
+    attempts: i % 3,
+    depth: i % 4,
+    principal: i % 2 ? null : JSON.stringify({ kind: "admin", id: `a${i}` }),
+    reply_to: `instance-x/${i}`,
+    claimed_by: "instance-x",
+    lease_until: "2026-11-24T08:05:30.000Z",
+    created_at: T,
+    ...extra,
+  };
+}
+
+function record(i: number): ExecutionRecord {
+  return {
+    id: newId(),
+    app_id: "app-1",
+    script_id: `script-${i}`,
+    invocation_type: "http",
+    status: i % 2 ? "failed" : "succeeded",
+    duration_ms: i,
+    logs: [{ level: "info", message: `line ${i}`, at: T }],
+    error: i % 2 ? { code: "script_error", message: `boom ${i}`, stack: "at x", line: i, column: 2 } : null,
+    instance_id: "instance-x",
+    created_at: T,
+    finished_at: T,
+  };
+}
+
+/** Counts calls of a merged write's apply (one per batch and kind) and the rows each got. */
+function counted<T>(w: MergedWrite<T>, calls: number[]): MergedWrite<T> {
+  return {
+    ...w,
+    apply: (trx, data) => {
+      calls.push(data.length);
+      return w.apply(trx, data);
+    },
+  };
+}
+
+describe("group commit of sync-path writes", () => {
+  let database: Database<PlatformDB>;
+  let cleanup: () => Promise<void>;
+  let outbox: ReturnType<typeof outboxRepo>;
+  let executions: ReturnType<typeof executionsRepo>;
+  let txs: TransactionInfo[];
+
+  beforeAll(async () => {
+    ({ database, cleanup } = await createTestDatabase<PlatformDB>(migrations));
+    outbox = outboxRepo(database, systemClock);
+    executions = executionsRepo(database);
+  });
+  afterAll(async () => {
+    await cleanup();
+  });
+  beforeEach(async () => {
+    txs = [];
+    await database.db.deleteFrom("outbox").execute();
+    await database.db.deleteFrom("executions").execute();
+  });
+
+  const outboxRows = async () =>
+    (await database.db.selectFrom("outbox").selectAll().orderBy("id").execute()).map((r) => ({
+      ...r,
+      attempts: Number(r.attempts),
+      depth: Number(r.depth),
+      due_at: database.dialect.fromTimestamp(r.due_at),
+      created_at: database.dialect.fromTimestamp(r.created_at),
+      lease_until: r.lease_until === null ? null : database.dialect.fromTimestamp(r.lease_until),
+    }));
+
+  it("writes concurrent inserts in one transaction, one statement per kind, every column exact", async () => {
+    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const rows = Array.from({ length: 20 }, (_, i) => row(i));
+    const records = Array.from({ length: 20 }, (_, i) => record(i));
+    const insertCalls: number[] = [];
+    const recordCalls: number[] = [];
+    await Promise.all([
+      ...rows.map((r) => commits.write(counted(outbox.insertWrite(r), insertCalls))),
+      ...records.map((e) => commits.write(counted(executions.insertWrite(e), recordCalls))),
+    ]);
+    expect(txs).toEqual([{ items: 40, ok: true, alone: false }]);
+    expect(insertCalls).toEqual([20]);
+    expect(recordCalls).toEqual([20]);
+    expect(await outboxRows()).toEqual([...rows].sort((a, b) => (a.id < b.id ? -1 : 1)));
+    const listed = await executions.list("app-1", { limit: 50 });
+    expect(listed.items.map((e) => ({ ...e, duration_ms: Number(e.duration_ms) }))).toEqual(
+      [...records].reverse().map((e) => ({ ...e, status: e.status })),
+    );
+  });
+
+  it("settles many rows in one transaction: records in, outbox rows out", async () => {
+    const rows = Array.from({ length: 12 }, (_, i) => row(i));
+    await database.writeTx((trx) => outbox.insertMany(trx, rows));
+    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const deleteCalls: number[] = [];
+    await Promise.all(
+      rows
+        .slice(0, 10)
+        .map((r, i) =>
+          commits.write(executions.insertWrite(record(i)), counted(outbox.deleteWrite(r.id), deleteCalls)),
+        ),
+    );
+    expect(txs).toEqual([{ items: 10, ok: true, alone: false }]);
+    expect(deleteCalls).toEqual([10]);
+    expect((await outboxRows()).map((r) => r.id).sort()).toEqual(
+      rows
+        .slice(10)
+        .map((r) => r.id)
+        .sort(),
+    );
+    expect((await executions.list("app-1", { limit: 50 })).items).toHaveLength(10);
+  });
+
+  it("a failing write fails only its own caller: the batch is retried item by item", async () => {
+    const existing = row(99);
+    await database.writeTx((trx) => outbox.insert(trx, existing));
+    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const rows = Array.from({ length: 8 }, (_, i) => row(i));
+    const bad = row(50, { id: existing.id }); // duplicate primary key
+    const all = [...rows.slice(0, 4), bad, ...rows.slice(4)];
+    const results = await Promise.allSettled(all.map((r) => commits.write(outbox.insertWrite(r))));
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    expect(txs[0]).toEqual({ items: 9, ok: false, alone: false });
+    expect(txs.slice(1)).toHaveLength(9);
+    expect(txs.slice(1).filter((t) => !t.ok)).toEqual([{ items: 1, ok: false, alone: true }]);
+    // Everyone else's row is there; the bad one did not overwrite the existing row.
+    const stored = await outboxRows();
+    expect(stored.map((r) => r.id).sort()).toEqual([existing.id, ...rows.map((r) => r.id)].sort());
+    expect(stored.find((r) => r.id === existing.id)?.script_id).toBe("script-99");
+  });
+
+  it("hands each plain function its own result, in the same transaction as merged writes", async () => {
+    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const r = row(1);
+    const [a, , b] = await Promise.all([
+      commits.run(async (trx) => (await trx.selectFrom("outbox").select("id").execute()).length),
+      commits.write(outbox.insertWrite(r)),
+      commits.run(async () => "second"),
+    ]);
+    // Merged writes go first: the function sees the row inserted in the same batch.
+    expect(a).toBe(1);
+    expect(b).toBe("second");
+    expect(txs).toHaveLength(1);
+  });
+
+  it("under load waits a window for more writes, and commits early when the batch is full", async () => {
+    let now = 0;
+    const sleeps: { ms: number; release: () => void }[] = [];
+    const commits = new GroupCommit(database, {
+      windowMs: 2,
+      maxBatch: 4,
+      onTransaction: (t) => txs.push(t),
+      now: () => now,
+      sleep: (ms, wake) =>
+        new Promise<void>((resolve) => {
+          sleeps.push({ ms, release: resolve });
+          void wake.then(resolve);
+        }),
+    });
+    // Idle: the first write commits without a window.
+    await commits.write(outbox.insertWrite(row(0)));
+    expect(sleeps).toHaveLength(0);
+    // Right after a commit (load), the next batch waits for the window...
+    const first = commits.write(outbox.insertWrite(row(1)));
+    await until(() => sleeps.length === 1);
+    expect(sleeps[0]?.ms).toBe(2);
+    // ...and writes arriving meanwhile join it.
+    const second = commits.write(outbox.insertWrite(row(2)));
+    sleeps[0]?.release();
+    await Promise.all([first, second]);
+    expect(txs.map((t) => t.items)).toEqual([1, 2]);
+    // A batch that fills up during its window commits without waiting for the window's end.
+    const third = commits.write(outbox.insertWrite(row(3)));
+    await until(() => sleeps.length === 2);
+    await Promise.all([third, ...[4, 5, 6].map((i) => commits.write(outbox.insertWrite(row(i))))]);
+    expect(txs.map((t) => t.items)).toEqual([1, 2, 4]);
+    // After a quiet spell the window is skipped again.
+    now = 1000;
+    await commits.write(outbox.insertWrite(row(7)));
+    expect(sleeps).toHaveLength(2);
+    expect((await outboxRows()).length).toBe(8);
+  });
+});
+
+/** Resolves once `cond` holds, checking after each turn of the event loop. */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setImmediate(r));
+}
