@@ -31,3 +31,27 @@ export async function countByCompressionStatus(db: Db, status: "processing" | "f
   if (status === "processing") q = q.where("deleted_at", "is", null);
   return Number((await q.executeTakeFirstOrThrow()).n);
 }
+
+/** Failed uploads (soft-deleted by the pipeline) with their uploader, newest first. */
+export function failedUploadRows(db: Db, limit: number) {
+  return db
+    .selectFrom("uploads as u")
+    .innerJoin("users as us", "us.id", "u.user_id")
+    .select([
+      "u.id",
+      "u.user_id",
+      "us.display_name",
+      "u.mime_type",
+      "u.original_size_bytes",
+      "u.original_path",
+      "u.created_at",
+      "u.deleted_at",
+      "u.derivative_attempts",
+      "u.derivative_last_error",
+    ])
+    .where("u.compression_status", "=", "failed")
+    .orderBy("u.created_at", "desc")
+    .orderBy("u.id", "desc")
+    .limit(limit)
+    .execute();
+}

@@ -168,6 +168,21 @@ export const JobsOverview = z.object({
   derivative_backlog: z.number().int(),
   failed_uploads: z.number().int(),
 });
+/** GET /admin/failed-uploads (issue 14): uploads whose derivatives failed 3 times, newest first. */
+export const FailedUpload = z
+  .object({
+    id: z.string(),
+    uploader: z.object({ id: z.string(), display_name: z.string() }),
+    mime_type: z.string(),
+    size_bytes: z.number().int(),
+    created_at: iso,
+    failed_at: iso.nullable(),
+    attempts: z.number().int(),
+    reason: z.string().nullable().describe("the last error, without filesystem paths"),
+    original_kept: z.boolean().describe("false once the original was reclaimed (after 14 days)"),
+  })
+  .meta({ id: "FailedUpload" });
+export const FailedUploads = z.object({ items: z.array(FailedUpload), total: z.number().int() });
 
 export type User = z.infer<typeof User>;
 export type EventInfo = z.infer<typeof EventInfo>;
@@ -176,6 +191,7 @@ export type Item = z.infer<typeof Item>;
 export type Comment = z.infer<typeof Comment>;
 export type FeedPage = z.infer<typeof FeedPage>;
 export type Delta = z.infer<typeof Delta>;
+export type FailedUpload = z.infer<typeof FailedUpload>;
 export type JobState = z.infer<typeof JobState>;
 export type ExportStatus = z.infer<typeof ExportStatus>;
 export type HostUser = z.infer<typeof HostUser>;

@@ -59,6 +59,7 @@ export type {
   Delta,
   EventInfo,
   ExportStatus,
+  FailedUpload,
   FeedPage,
   Item,
   JobState,

@@ -1,12 +1,12 @@
 import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { jobsOverview } from "../../admin/jobs.js";
+import { failedUploads, jobsOverview } from "../../admin/jobs.js";
 import type { GalleryContext } from "../../context.js";
 import { mediaUsage } from "../../disk/usage.js";
 import type { EditableSettingsStore } from "../../settings/store.js";
 import { auth } from "../route-auth.js";
-import { ConfigValues, DiskUsage, JobsOverview } from "../schemas.js";
+import { ConfigValues, DiskUsage, FailedUploads, JobsOverview } from "../schemas.js";
 
 // Keys and values are checked by the settings store (422 unknown_key / invalid_value).
 const ConfigPatch = z.record(z.string(), z.unknown(), {
@@ -46,5 +46,11 @@ export function registerAdminRoutes(
     "/admin/jobs",
     { config: auth.admin, schema: { response: { 200: JobsOverview, ...errors(401, 403) } } },
     async () => jobsOverview(ctx.database.db),
+  );
+  // Read-only (issue 14): the contract has no retry for a failed upload.
+  api.get(
+    "/admin/failed-uploads",
+    { config: auth.admin, schema: { response: { 200: FailedUploads, ...errors(401, 403) } } },
+    async () => failedUploads(ctx.database.db),
   );
 }

@@ -1,8 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, formatBytes, session } from "../api.js";
+import { ApiError, api, type FailedUpload, formatBytes, session } from "../api.js";
 import { me, refreshMe } from "../app-state.js";
 import { loadPublicEvent, publicEvent } from "../branding.js";
-import { type Key, lang, t } from "../i18n.js";
+import { type Key, lang, t, tf } from "../i18n.js";
 import { useStore } from "../store.js";
 
 interface Disk {
@@ -125,6 +125,7 @@ function AdminConsole({ error, onError }: { error: string | null; onError: (e: s
   const [saved, setSaved] = useState(false);
   const [disk, setDisk] = useState<Disk | null>(null);
   const [jobs, setJobs] = useState<Jobs | null>(null);
+  const [failed, setFailed] = useState<FailedUploads | null>(null);
   const pub = useStore(publicEvent);
   useStore(lang);
 
@@ -133,14 +134,16 @@ function AdminConsole({ error, onError }: { error: string | null; onError: (e: s
     setDraft(Object.fromEntries(FIELDS.map((f) => [f.key, toDraft(f.kind, c[f.key])])));
   };
   const load = async () => {
-    const [c, d, j] = await Promise.all([
+    const [c, d, j, f] = await Promise.all([
       api<{ config: Record<string, unknown> }>("GET", "/admin/config"),
       api<Disk>("GET", "/admin/disk"),
       api<Jobs>("GET", "/admin/jobs"),
+      api<FailedUploads>("GET", "/admin/failed-uploads"),
     ]);
     fill(c.config);
     setDisk(d);
     setJobs(j);
+    setFailed(f);
   };
   useEffect(() => {
     load().catch(() => {});
@@ -433,9 +436,71 @@ function AdminConsole({ error, onError }: { error: string | null; onError: (e: s
               </tr>
             </tbody>
           </table>
-          {jobs.failed_uploads > 0 && <p class="muted small">{t("failed_uploads_help")}</p>}
         </section>
       )}
+      {failed && <FailedUploadsTable list={failed} />}
     </main>
+  );
+}
+
+interface FailedUploads {
+  items: FailedUpload[];
+  total: number;
+}
+
+/**
+ * Uploads the pipeline gave up on, with the reason. Read-only: the API has no retry for them
+ * (they are soft-deleted and refunded by the pipeline), and the help text says so.
+ */
+function FailedUploadsTable({ list }: { list: FailedUploads }) {
+  const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString(lang.value) : "");
+  return (
+    <section class="card" aria-labelledby="failed-title">
+      <h2 id="failed-title">{t("failed_uploads")}</h2>
+      {list.total === 0 ? (
+        <p class="muted">{t("failed_none")}</p>
+      ) : (
+        <>
+          <p class="muted small">{t("failed_uploads_help")}</p>
+          <div class="table-scroll">
+            <table class="jobs failed" data-testid="failed-table">
+              <thead>
+                <tr>
+                  <th scope="col">{t("col_uploader")}</th>
+                  <th scope="col">{t("col_type")}</th>
+                  <th scope="col">{t("col_size")}</th>
+                  <th scope="col">{t("col_uploaded")}</th>
+                  <th scope="col">{t("col_attempts")}</th>
+                  <th scope="col">{t("col_reason")}</th>
+                  <th scope="col">{t("col_original")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {list.items.map((f) => (
+                  <tr key={f.id} data-id={f.id}>
+                    <td data-label={t("col_uploader")}>{f.uploader.display_name}</td>
+                    <td data-label={t("col_type")}>{f.mime_type}</td>
+                    <td data-label={t("col_size")}>{formatBytes(f.size_bytes)}</td>
+                    <td data-label={t("col_uploaded")}>{when(f.created_at)}</td>
+                    <td data-label={t("col_attempts")}>{f.attempts}</td>
+                    <td class="reason" data-label={t("col_reason")}>
+                      {f.reason ?? t("reason_unknown")}
+                    </td>
+                    <td data-label={t("col_original")}>
+                      {f.original_kept ? t("original_kept") : t("original_reclaimed")}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {list.total > list.items.length && (
+            <p class="muted small">
+              {tf("failed_more", { shown: String(list.items.length), total: String(list.total) })}
+            </p>
+          )}
+        </>
+      )}
+    </section>
   );
 }
