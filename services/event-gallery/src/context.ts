@@ -1,7 +1,7 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { Clock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
-import type { FastifyRequest } from "fastify";
 import type { Config } from "./config.js";
 import type { GalleryDB, Role } from "./db/schema.js";
 
@@ -61,6 +61,17 @@ export interface AuthedUser {
   is_banned: boolean;
   sessionId: string;
 }
+/**
+ * The parts of an HTTP request the session check and the limits read. A FastifyRequest is one;
+ * domain modules stay free of the HTTP framework's types.
+ */
+export interface RequestLike {
+  headers: IncomingHttpHeaders;
+  query?: unknown;
+  socket: { remoteAddress?: string | undefined };
+  ip?: string;
+}
+
 export interface Auth {
   /**
    * Resolve the caller from `Authorization: Bearer` (or, when `allowMediaToken`, `?t=`), re-reading
@@ -68,13 +79,13 @@ export interface Auth {
    * `write: true` → 403 `banned` for a banned user (checked before any ownership check).
    */
   requireUser(
-    req: FastifyRequest,
+    req: RequestLike,
     opts?: { minRole?: Role; write?: boolean; allowMediaToken?: boolean },
   ): Promise<AuthedUser>;
   /** A short-lived token for `?t=` on media URLs (so <img>/<video> tags work). */
   mediaToken(user: AuthedUser): Promise<string>;
   /** Client IP for limits: right-most X-Forwarded-For hop, else the peer address. */
-  clientIp(req: FastifyRequest): string;
+  clientIp(req: RequestLike): string;
 }
 
 export interface RateLimiter {

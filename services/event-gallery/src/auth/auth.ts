@@ -2,8 +2,7 @@ import type { Clock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { forbidden, unauthorized } from "@app/kit/errors";
 import { presentedCredentials } from "@app/kit/http";
-import type { FastifyRequest } from "fastify";
-import type { Auth, AuthedUser } from "../context.js";
+import type { Auth, AuthedUser, RequestLike } from "../context.js";
 import type { GalleryDB, Role } from "../db/schema.js";
 import type { SessionTokens } from "./sessions.js";
 
@@ -11,7 +10,7 @@ const RANK: Record<Role, number> = { guest: 0, host: 1, admin: 2 };
 export const roleAtLeast = (role: Role, min: Role) => RANK[role] >= RANK[min];
 
 /** Right-most X-Forwarded-For hop (the one our own proxy appended), else the peer address. */
-export function clientIpOf(req: FastifyRequest): string {
+export function clientIpOf(req: RequestLike): string {
   const xff = req.headers["x-forwarded-for"];
   const joined = Array.isArray(xff) ? xff.join(",") : xff;
   if (joined) {
