@@ -1,4 +1,4 @@
-import type { Kysely } from "@app/kit/db";
+import { type Kysely, preparedQuery } from "@app/kit/db";
 import type { GalleryDB, Role } from "../db/schema.js";
 
 /** Every SQL statement of sessions. */
@@ -36,8 +36,17 @@ export async function insertSession(
  * The live session row joined with its user's live row (role and ban come from here, never from
  * a token), or undefined when unknown, revoked or idle-expired. One primary-key read.
  */
-export function liveSession(db: Db, sessionId: string, nowIso: string): Promise<SessionUserRow | undefined> {
-  return db
+export async function liveSession(
+  db: Db,
+  sessionId: string,
+  nowIso: string,
+): Promise<SessionUserRow | undefined> {
+  // Every authenticated request runs this: compiled once, a prepared statement on both backends.
+  return (await liveSessionStatement(db, { sessionId, nowIso }))[0];
+}
+
+const liveSessionStatement = preparedQuery((db: Db, p: { sessionId: string; nowIso: string }) =>
+  db
     .selectFrom("sessions")
     .innerJoin("users", "users.id", "sessions.user_id")
     .select([
@@ -49,11 +58,10 @@ export function liveSession(db: Db, sessionId: string, nowIso: string): Promise<
       "users.role",
       "users.is_banned",
     ])
-    .where("sessions.id", "=", sessionId)
+    .where("sessions.id", "=", p.sessionId)
     .where("sessions.revoked_at", "is", null)
-    .where("sessions.expires_at", ">", nowIso)
-    .executeTakeFirst();
-}
+    .where("sessions.expires_at", ">", p.nowIso),
+);
 
 export async function slideSession(db: Db, sessionId: string, nowIso: string, expiresIso: string) {
   await db
