@@ -215,6 +215,8 @@ describe("hosts and guests in a browser", () => {
     expect(dialogs.at(-1)).toMatch(/Make Bob a host\?/);
     await host.waitForSelector("tr[data-name=Bob] .role-host");
     await bob.reload();
+    // On a phone the page links sit in the header menu.
+    await bob.click("[data-testid=menu]");
     await bob.waitForSelector("header nav >> text=Gastgeber", { timeout: 10_000 });
     await host.click("tr[data-name=Bob] [data-testid=demote]");
     await host.waitForSelector("tr[data-name=Bob] .role-guest");

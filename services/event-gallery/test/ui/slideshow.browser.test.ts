@@ -1,21 +1,14 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { systemClock } from "@app/kit/clock";
-import { loadEnv } from "@app/kit/config";
-import { createTestEnv, type TestEnv } from "@app/kit/db/testing";
-import { captureLogger } from "@app/kit/logger";
-import { launchChromium } from "@app/kit/testing/browser";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BuiltApp, buildApp } from "../../src/app.js";
-import { envSpec } from "../../src/config.js";
 import type { Item } from "../../src/http/schemas.js";
 import { multipart } from "../media/helpers.js";
-import { ARTIFACTS, ensureWebBuilt } from "../web-dist.js";
+import { ARTIFACTS } from "../web-dist.js";
+import { type BrowserGallery, LAPTOP, PHONE, startBrowserGallery } from "./browser-kit.js";
 
 /**
  * The venue slideshow (issue 14, item 6) in Chromium at 390×844 and 1366×900: full screen, the
@@ -24,40 +17,23 @@ import { ARTIFACTS, ensureWebBuilt } from "../web-dist.js";
  * and, on Chromium's fake clock, 8 hours of slides and 10,000 uploads with a bounded DOM and heap.
  * Screenshots: .test-artifacts/slideshow-*.png.
  */
-const PHONE = { width: 390, height: 844 };
-const LAPTOP = { width: 1366, height: 900 };
 const run = promisify(execFile);
 
 describe("the venue slideshow in a browser", () => {
-  let env: TestEnv;
-  let built: BuiltApp;
+  let g: BrowserGallery;
   let base: string;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const work = join(tmpdir(), `gallery-slideshow-${process.pid}`);
+  let work: string;
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    mkdirSync(work, { recursive: true });
-    await ensureWebBuilt();
-    env = await createTestEnv("gallery_slideshow");
-    const config = loadEnv(envSpec, {
-      DATA_DIR: env.dataDir,
-      DATABASE_URL: env.databaseUrl,
+    g = await startBrowserGallery("slideshow", {
       GALLERY_ADMIN_PASSWORD: "slideshow admin password",
       GALLERY_PUBLIC_URL: "https://party.example",
     });
-    built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
-    base = await built.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    base = g.base;
+    work = g.work;
   }, 120_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await built?.app.close();
-    await built?.close();
-    await env?.cleanup();
-    rmSync(work, { recursive: true, force: true });
+    await g?.close();
   });
 
   const joinApi = async (name: string): Promise<string> => {
@@ -79,8 +55,8 @@ describe("the venue slideshow in a browser", () => {
     expect(res.status).toBe(201);
     return ((await res.json()) as { upload: Item }).upload.id;
   };
-  const photo = (r: number, g: number, b: number) =>
-    sharp({ create: { width: 1600, height: 1000, channels: 3, background: { r, g, b } } })
+  const photo = (r: number, green: number, b: number) =>
+    sharp({ create: { width: 1600, height: 1000, channels: 3, background: { r, g: green, b } } })
       .jpeg()
       .toBuffer();
   const webm = async (seconds: number) => {
@@ -101,11 +77,11 @@ describe("the venue slideshow in a browser", () => {
     return readFileSync(out);
   };
 
+  let screens = 0;
+  /** A signed-in screen: a guest session put in place before the page loads. */
   const screen = async (viewport: { width: number; height: number }, locale = "en-US") => {
-    const ctx = await browser.newContext({ viewport, locale });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    const token = await joinApi(`Screen ${contexts.length}`);
+    const page = await g.newPage(viewport, locale);
+    const token = await joinApi(`Screen ${++screens}`);
     await page.addInitScript(`localStorage.setItem("gallery.token", ${JSON.stringify(token)})`);
     return page;
   };

@@ -21,12 +21,23 @@ function Header() {
   const pub = useStore(publicEvent);
   useStore(lang);
   const role = m?.user.role;
+  // Narrow screens (CSS below 560 px) fold the page links into a menu so that every one stays
+  // reachable at 360 px in both languages; wider screens show them inline and hide the button.
+  const [menu, setMenu] = useState(false);
+  useEffect(() => {
+    if (!menu) return;
+    const onKey = (e: KeyboardEvent) => e.key === "Escape" && setMenu(false);
+    addEventListener("keydown", onKey);
+    return () => removeEventListener("keydown", onKey);
+  }, [menu]);
   const link = (path: string, label: string) => (
     <a
       href={path}
       class={location.pathname === path ? "active" : ""}
+      aria-current={location.pathname === path ? "page" : undefined}
       onClick={(e) => {
         e.preventDefault();
+        setMenu(false);
         navigate(path);
       }}
     >
@@ -38,7 +49,22 @@ function Header() {
       <strong class="brand" title={m ? eventName(m.event.name) : t("app_title")}>
         {m ? eventName(m.event.name) : pub ? eventName(pub.name) : t("app_title")}
       </strong>
-      <nav>
+      {m && (
+        <button
+          type="button"
+          class="link menu-btn"
+          aria-expanded={menu}
+          aria-controls="main-nav"
+          data-testid="menu"
+          onClick={() => setMenu(!menu)}
+        >
+          <svg aria-hidden="true" viewBox="0 0 24 24" width="22" height="22">
+            <path d="M4 7h16M4 12h16M4 17h16" fill="none" stroke="currentColor" stroke-width="2" />
+          </svg>
+          <span class="vh">{t("menu")}</span>
+        </button>
+      )}
+      <nav id="main-nav" class={menu ? "open" : ""} aria-label={t("menu")}>
         {m && link("/", t("feed"))}
         {m && link("/slideshow", t("slideshow"))}
         {(role === "host" || role === "admin") && link("/host", t("host"))}

@@ -342,6 +342,12 @@ export function FeedPage() {
           </button>
         )}
       </nav>
+      {/* Fixed at the bottom corner, but first after the filters for the keyboard (not after every photo). */}
+      {canUpload && (
+        <button type="button" class="fab primary" data-testid="upload-fab" onClick={() => setSheet(true)}>
+          <span aria-hidden="true">+</span> {t("upload_fab")}
+        </button>
+      )}
       {feed.items.length === 0 && !feed.loading && <p class="empty">{t("no_items")}</p>}
       <section class="grid">
         {feed.items.map((item, i) => (
@@ -384,11 +390,6 @@ export function FeedPage() {
       {feed.hasMore && (
         <button type="button" class="link" onClick={() => feed.more()}>
           {t("load_more")}
-        </button>
-      )}
-      {canUpload && (
-        <button type="button" class="fab primary" data-testid="upload-fab" onClick={() => setSheet(true)}>
-          <span aria-hidden="true">+</span> {t("upload_fab")}
         </button>
       )}
       {sheet && <UploadSheet onClose={() => setSheet(false)} />}
