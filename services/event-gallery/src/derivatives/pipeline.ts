@@ -53,11 +53,25 @@ const fitInside = (edge: number) => ({
 });
 
 /**
- * One decode of the original (oriented, flattened, shrunk to the display size) feeds all three
- * derivatives. HEIC/HEIF goes through the WASM libheif decoder when sharp's prebuilt libvips
- * (no HEVC) cannot read it.
+ * A render in two steps: the thumbnail is ready first (so the feed tile can show while the larger
+ * variants are still being encoded); `larger()` encodes preview and display from the same decode.
  */
-export async function renderImage(path: string, mime: string): Promise<Rendered> {
+export interface StagedRender {
+  /** Of the original, after EXIF orientation. */
+  width: number;
+  height: number;
+  duration_s: number | null;
+  thumbnail: Buffer;
+  /** Images: preview and display from the same decoded pixels; null for a video (thumbnail only). */
+  larger: (() => Promise<{ preview: Buffer; display: Buffer }>) | null;
+}
+
+/**
+ * One decode of the original (oriented, flattened, shrunk to the display size) feeds all three
+ * derivatives; the thumbnail is encoded first. HEIC/HEIF goes through the WASM libheif decoder
+ * when sharp's prebuilt libvips (no HEVC) cannot read it.
+ */
+export async function renderImageStaged(path: string, mime: string): Promise<StagedRender> {
   let source: Sharp;
   let width: number;
   let height: number;
@@ -83,12 +97,22 @@ export async function renderImage(path: string, mime: string): Promise<Rendered>
     .raw()
     .toBuffer({ resolveWithObject: true });
   const raw = { raw: { width: info.width, height: info.height, channels: info.channels } };
-  const [display, preview, thumbnail] = await Promise.all([
-    sharp(data, raw).jpeg(JPEG).toBuffer(),
-    sharp(data, raw).resize(fitInside(SIZES.preview)).jpeg(JPEG).toBuffer(),
-    sharp(data, raw).resize(fitInside(SIZES.thumbnail)).jpeg(JPEG).toBuffer(),
-  ]);
-  return { width, height, duration_s: null, display, preview, thumbnail };
+  const thumbnail = await sharp(data, raw).resize(fitInside(SIZES.thumbnail)).jpeg(JPEG).toBuffer();
+  const larger = async () => {
+    const [display, preview] = await Promise.all([
+      sharp(data, raw).jpeg(JPEG).toBuffer(),
+      sharp(data, raw).resize(fitInside(SIZES.preview)).jpeg(JPEG).toBuffer(),
+    ]);
+    return { display, preview };
+  };
+  return { width, height, duration_s: null, thumbnail, larger };
+}
+
+/** All three image derivatives at once (one decode). */
+export async function renderImage(path: string, mime: string): Promise<Rendered> {
+  const { larger, ...first } = await renderImageStaged(path, mime);
+  const { preview, display } = await (larger as NonNullable<typeof larger>)();
+  return { ...first, preview, display };
 }
 
 /** A video's thumbnail is one frame (ffmpeg honours the rotation metadata); duration via ffprobe. */

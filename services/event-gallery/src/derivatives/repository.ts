@@ -110,6 +110,27 @@ export async function markDone(trx: Db, id: string, o: DerivativeOutcome, now: s
     .execute();
 }
 
+/**
+ * Thumbnails first: the row of an upload still processing points at its thumbnail (and knows its
+ * size) while preview and display are encoded. False when the row is no longer processing (removed
+ * meanwhile).
+ */
+export async function markThumbnail(
+  trx: Db,
+  id: string,
+  t: { thumbnail_path: string; width: number; height: number },
+  now: string,
+): Promise<boolean> {
+  const res = await trx
+    .updateTable("uploads")
+    .set({ thumbnail_path: t.thumbnail_path, width: t.width, height: t.height, updated_at: now })
+    .where("id", "=", id)
+    .where("compression_status", "=", "processing")
+    .where("deleted_at", "is", null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
 /** A failed attempt releases its lease, so the next attempt (on any worker) may start at once. */
 export async function recordError(trx: Db, id: string, message: string | null): Promise<void> {
   await trx

@@ -14,7 +14,9 @@ import {
   defaultVideoTools,
   type Rendered,
   renderImage,
+  renderImageStaged,
   renderVideo,
+  type StagedRender,
   type VideoTools,
 } from "./pipeline.js";
 import * as repo from "./repository.js";
@@ -33,6 +35,11 @@ export interface DerivativeWorkerOptions {
   pollMs?: number;
   reclaimEveryMs?: number;
   video?: Partial<VideoTools>;
+  /**
+   * Awaited once an image's thumbnail is visible and before its preview and display are encoded
+   * (tests hold the render there to look at the in-between state; a throw fails the attempt).
+   */
+  afterThumbnail?: (uploadId: string) => Promise<void>;
 }
 
 export interface DerivativeWorker {
@@ -76,23 +83,36 @@ export function createDerivativeWorker(
   const timers: TimerHandle[] = [];
   let unsubscribe: (() => void) | null = null;
 
-  async function render(job: repo.Job): Promise<Rendered> {
+  const originalOf = (job: repo.Job) => {
     if (!job.original_path) throw new Error("the original is gone");
-    const abs = resolveMediaPath(ctx.paths.mediaDir, job.original_path);
+    return resolveMediaPath(ctx.paths.mediaDir, job.original_path);
+  };
+
+  async function render(job: repo.Job): Promise<Rendered> {
+    const abs = originalOf(job);
     return job.media_type === "video" ? renderVideo(abs, tools) : renderImage(abs, job.mime_type);
+  }
+
+  /** Thumbnail first (images): `larger` encodes preview and display from the same decode. */
+  async function renderStaged(job: repo.Job): Promise<StagedRender> {
+    const abs = originalOf(job);
+    if (job.media_type === "image") return renderImageStaged(abs, job.mime_type);
+    return { ...(await renderVideo(abs, tools)), larger: null };
+  }
+
+  /** One derivative file, durably (before any row points at it). */
+  async function write(job: repo.Job, variant: string, data: Buffer | null): Promise<string | null> {
+    if (!data) return null;
+    const rel = derivativeRelPath(job.id, variant);
+    await writeFileDurably(resolveMediaPath(ctx.paths.mediaDir, rel), data);
+    return rel;
   }
 
   /** Files first (durably), then the row that points at them. */
   async function store(job: repo.Job, r: Rendered): Promise<repo.DerivativeOutcome> {
-    const write = async (variant: string, data: Buffer | null) => {
-      if (!data) return null;
-      const rel = derivativeRelPath(job.id, variant);
-      await writeFileDurably(resolveMediaPath(ctx.paths.mediaDir, rel), data);
-      return rel;
-    };
-    const thumbnail = await write("thumbnail", r.thumbnail);
-    const preview = await write("preview", r.preview);
-    const display = await write("display", r.display);
+    const thumbnail = await write(job, "thumbnail", r.thumbnail);
+    const preview = await write(job, "preview", r.preview);
+    const display = await write(job, "display", r.display);
     return {
       width: r.width,
       height: r.height,
@@ -104,9 +124,37 @@ export function createDerivativeWorker(
     };
   }
 
+  /**
+   * Thumbnails first: an image's thumbnail is written and its row points at it (the feed tile
+   * shows, `upload-updated`) before preview and display are encoded from the same decode. The
+   * claim's attempt covers both steps; a failure in either counts as that one attempt.
+   */
   async function processJob(job: repo.Job): Promise<void> {
     try {
-      const outcome = await store(job, await render(job));
+      const r = await renderStaged(job);
+      const thumbnail_path = (await write(job, "thumbnail", r.thumbnail)) ?? "";
+      let larger: { preview: string | null; display: string | null } = { preview: null, display: null };
+      if (r.larger) {
+        const shown = await database.writeTx((trx) =>
+          repo.markThumbnail(trx, job.id, { thumbnail_path, width: r.width, height: r.height }, clock.iso()),
+        );
+        if (shown) ctx.bus.publish("upload-updated", { id: job.id, user_id: job.user_id });
+        await opts.afterThumbnail?.(job.id);
+        const { preview, display } = await r.larger();
+        larger = {
+          preview: await write(job, "preview", preview),
+          display: await write(job, "display", display),
+        };
+      }
+      const outcome: repo.DerivativeOutcome = {
+        width: r.width,
+        height: r.height,
+        duration_s: r.duration_s,
+        thumbnail_path,
+        preview_path: larger.preview,
+        display_path: larger.display,
+        rev: DERIVATIVES_REV,
+      };
       await database.writeTx((trx) => repo.markDone(trx, job.id, outcome, clock.iso()));
       ctx.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
     } catch (err) {
