@@ -103,7 +103,7 @@ export interface ChangeRow {
  * a range read of the (changed_at, id) index, so the cost follows the number of changes.
  */
 export async function changesAfter(db: Db, at: string, afterId: string, limit: number): Promise<ChangeRow[]> {
-  const rows = await changesAfterQuery(db, at, afterId, limit).execute();
+  const rows = await changesStatement(db, { at, afterId, limit });
   return rows.map((r) => ({
     id: r.id,
     user_id: r.user_id,
@@ -114,6 +114,10 @@ export async function changesAfter(db: Db, at: string, afterId: string, limit: n
     changed_at: isoOf(r.changed_at),
   }));
 }
+
+const changesStatement = preparedQuery((db: Db, p: { at: string; afterId: string; limit: number }) =>
+  changesAfterQuery(db, p.at, p.afterId, p.limit),
+);
 
 export function changesAfterQuery(db: Db, at: string, afterId: string, limit: number) {
   return db
@@ -140,9 +144,13 @@ export function changesAfterQuery(db: Db, at: string, afterId: string, limit: nu
  * deleted comment): their counts changed. Reads the indexed upload_activity times.
  */
 export async function socialActivitySince(db: Db, at: string, limit: number): Promise<string[]> {
-  const rows = await socialActivityQuery(db, at, limit).execute();
+  const rows = await socialStatement(db, { at, limit });
   return rows.map((r) => r.id);
 }
+
+const socialStatement = preparedQuery((db: Db, p: { at: string; limit: number }) =>
+  socialActivityQuery(db, p.at, p.limit),
+);
 
 export function socialActivityQuery(db: Db, at: string, limit: number) {
   // Driven by the activity index (an IN list, so neither planner starts from uploads).
@@ -164,29 +172,35 @@ export function socialActivityQuery(db: Db, at: string, limit: number) {
 
 /** Users hidden (banned) after `at`; capped, since a reconnecting client needs only recent ones. */
 export async function hiddenUsersSince(db: Db, at: string, cap: number): Promise<string[]> {
-  const rows = await db
-    .selectFrom("users")
-    .select("id")
-    .where("uploads_hidden_at", ">", at)
-    .orderBy("uploads_hidden_at")
-    .limit(cap)
-    .execute();
+  const rows = await hiddenStatement(db, { at, cap });
   return rows.map((r) => r.id);
 }
 
-/** Users unbanned after `at` and still visible; capped like hiddenUsersSince. */
-export async function unhiddenUsersSince(db: Db, at: string, cap: number): Promise<string[]> {
-  const rows = await db
+const hiddenStatement = preparedQuery((db: Db, p: { at: string; cap: number }) =>
+  db
     .selectFrom("users")
     .select("id")
-    .where("unhidden_at", ">", at)
+    .where("uploads_hidden_at", ">", p.at)
+    .orderBy("uploads_hidden_at")
+    .limit(p.cap),
+);
+
+/** Users unbanned after `at` and still visible; capped like hiddenUsersSince. */
+export async function unhiddenUsersSince(db: Db, at: string, cap: number): Promise<string[]> {
+  const rows = await unhiddenStatement(db, { at, cap });
+  return rows.map((r) => r.id);
+}
+
+const unhiddenStatement = preparedQuery((db: Db, p: { at: string; cap: number }) =>
+  db
+    .selectFrom("users")
+    .select("id")
+    .where("unhidden_at", ">", p.at)
     .where("is_banned", "=", 0)
     .where("uploads_hidden_at", "is", null)
     .orderBy("unhidden_at")
-    .limit(cap)
-    .execute();
-  return rows.map((r) => r.id);
-}
+    .limit(p.cap),
+);
 
 /** Visible uploads of `userIds` created before `at`, newest first (an unban shows them again). */
 export async function visibleUploadsOf(
