@@ -100,6 +100,24 @@ describe.runIf(testBackend() === "postgres")("two processes on one PostgreSQL", 
     expect(name).toBe("Shared Name");
   });
 
+  it("a demotion and a logout on A count on B's very next request, however warm B's caches are", async () => {
+    const admin = await a.adminToken();
+    const host = await a.join("Warm Host Across");
+    expect((await a.call("POST", `/host/users/${host.id}/promote`, { token: admin })).statusCode).toBe(200);
+    // Warm B: the token's signature, the media token and the settings are cached there now.
+    for (let i = 0; i < 3; i++) {
+      expect((await b.call("GET", "/host/users", { token: host.token })).statusCode).toBe(200);
+      expect((await b.call("GET", "/feed", { token: host.token })).statusCode).toBe(200);
+    }
+    expect((await a.call("POST", `/host/users/${host.id}/demote`, { token: admin })).statusCode).toBe(200);
+    expect((await b.call("GET", "/host/users", { token: host.token })).statusCode).toBe(403);
+    expect((await b.call("GET", "/me/context", { token: host.token })).json().user.role).toBe("guest");
+
+    expect((await a.call("DELETE", "/session", { token: host.token })).statusCode).toBe(204);
+    expect((await b.call("GET", "/feed", { token: host.token })).statusCode).toBe(401);
+    expect((await b.call("GET", "/feed/delta?cursor=x", { token: host.token })).statusCode).toBe(401);
+  });
+
   it("a release on A builds each keepsake once; A's download ticket works once on B", async () => {
     const admin = await a.adminToken();
     const guest = await a.join("Keepsake Guest");
