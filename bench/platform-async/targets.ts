@@ -130,7 +130,7 @@ export async function startPlatformAsync(args: { databaseUrl?: string }): Promis
   );
 
   // The SDK's own publishDurable (what a script's pubsub.publishDurable runs), minus the sandbox call.
-  const runtime = built.ctx.services.runtime;
+  const runtime = built.engine.runtime;
   const pubsub = pubsubOps(runtime.sdk, {
     appId: app.id,
     scriptId: script.id,

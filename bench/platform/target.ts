@@ -1,6 +1,9 @@
-// The script-platform as a bench target, in its own process (bench/harness): SQLite or
-// PostgreSQL (TEST_BACKEND=postgres + DATABASE_URL), one app on host bench.test, admin token in
-// `info`, and a `save` command that saves an endpoint script and routes GET <path> to it.
+// The script-platform as a bench target, in its own process (bench/harness): SQLite, or
+// PostgreSQL with `{backend: "postgres"}` (a fresh database on the server at DATABASE_URL), one
+// app on host bench.test, a `save` command that saves an endpoint script and routes GET <path>
+// to it, a `hog` command for a second app's scripts, and CPU profiling commands.
+import { writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
@@ -11,7 +14,9 @@ import type { ServerTarget } from "../harness/index.js";
 
 const HELLO = `export default function (ctx) { return { hello: "world" }; }`;
 
-export async function startPlatform(): Promise<ServerTarget> {
+export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = {}): Promise<ServerTarget> {
+  // This is the target's own process: the backend choice affects nothing else.
+  if (args.backend) process.env.TEST_BACKEND = args.backend;
   const env = await createTestEnv("bench_platform");
   const config = loadEnv(envSpec, {
     DATA_DIR: env.dataDir,
@@ -78,10 +83,35 @@ export async function startPlatform(): Promise<ServerTarget> {
     await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
     return null;
   };
+  // CPU profile of this process's main thread (BENCH_PROFILE in run.ts): start, then stop to a file.
+  let session: Session | null = null;
+  const profileStart = async () => {
+    session = new Session();
+    session.connect();
+    await session.post("Profiler.enable");
+    await session.post("Profiler.setSamplingInterval", { interval: 200 });
+    await session.post("Profiler.start");
+    return null;
+  };
+  const profileStop = async (file: unknown) => {
+    if (!session) return null;
+    const { profile } = await session.post("Profiler.stop");
+    writeFileSync(String(file), JSON.stringify(profile));
+    session.disconnect();
+    session = null;
+    return null;
+  };
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     info: { backend: env.backend, workers: config.PLATFORM_WORKERS },
-    commands: { save, hog },
+    commands: {
+      save,
+      hog,
+      profileStart,
+      profileStop,
+      // Group-commit counters of the dispatcher: transactions per request is the figure that matters on SQLite.
+      commitStats: async () => ({ ...built.engine.runtime.dispatcher.commitStats }),
+    },
     close: async () => {
       await app.close();
       await built.close();

@@ -30,11 +30,14 @@ export interface GroupCommitOptions {
   /** Items per transaction at most (default 256). */
   maxBatch?: number;
   /**
-   * Under load (the previous commit ended less than this long ago), a batch waits this long for
-   * more writes before it commits, unless it fills up first. 0: only what already queued.
+   * Under load (the previous commit ended less than a window ago), a batch waits a window for
+   * more writes before it commits, unless it fills up first: four times as long as the last
+   * commit took, at least `windowMs` and at most `maxWindowMs`. 0: only what already queued.
    * Default: SQLITE_WINDOW_MS on SQLite, 0 on PostgreSQL.
    */
   windowMs?: number;
+  /** Default SQLITE_MAX_WINDOW_MS. */
+  maxWindowMs?: number;
   /** Observes every transaction (tests count them, metrics can too). */
   onTransaction?: (t: TransactionInfo) => void;
   /**
@@ -58,6 +61,11 @@ interface Item {
  * are asynchronous, so writes queue up while one is in flight and need no window.
  */
 export const SQLITE_WINDOW_MS = 1;
+/**
+ * The window follows the commit's own cost (4x the last one): under load the event loop then
+ * spends at most a fifth of its time blocked in commits, up to this much added latency.
+ */
+export const SQLITE_MAX_WINDOW_MS = 10;
 
 const realSleep = (ms: number, wake: Promise<void>) =>
   new Promise<void>((resolve) => {
@@ -75,14 +83,19 @@ const realSleep = (ms: number, wake: Promise<void>) =>
  * is retried alone, so one bad item fails only its own caller.
  */
 export class GroupCommit {
-  /** Counters since start: transactions run (batches and lone retries), items committed, failed transactions. */
-  readonly stats = { transactions: 0, items: 0, failed: 0 };
+  /**
+   * Counters since start: transactions run (batches and lone retries), items committed, failed
+   * transactions, and milliseconds spent in them (on SQLite the event loop is blocked meanwhile).
+   */
+  readonly stats = { transactions: 0, items: 0, failed: 0, commitMs: 0 };
   private queue: Item[] = [];
   private running = false;
   private lastCommitEnd = Number.NEGATIVE_INFINITY;
+  private lastCommitMs = 0;
   private full: (() => void) | null = null;
   private readonly maxBatch: number;
   private readonly windowMs: number;
+  private readonly maxWindowMs: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number, wake: Promise<void>) => Promise<void>;
 
@@ -92,6 +105,7 @@ export class GroupCommit {
   ) {
     this.maxBatch = opts.maxBatch ?? 256;
     this.windowMs = opts.windowMs ?? (database.backend === "sqlite" ? SQLITE_WINDOW_MS : 0);
+    this.maxWindowMs = Math.max(this.windowMs, opts.maxWindowMs ?? SQLITE_MAX_WINDOW_MS);
     this.now = opts.now ?? (() => performance.now());
     this.sleep = opts.sleep ?? realSleep;
   }
@@ -126,21 +140,22 @@ export class GroupCommit {
         // Let pending I/O (requests that already arrived) queue their writes first. SQLite
         // commits block the event loop, so without this yield every request would commit alone.
         await new Promise<void>((resolve) => setImmediate(resolve));
-        if (
-          this.windowMs > 0 &&
-          this.queue.length < this.maxBatch &&
-          this.now() - this.lastCommitEnd < this.windowMs
-        )
+        const window =
+          this.windowMs > 0 ? Math.min(this.maxWindowMs, Math.max(this.windowMs, 4 * this.lastCommitMs)) : 0;
+        if (window > 0 && this.queue.length < this.maxBatch && this.now() - this.lastCommitEnd < window)
           await this.sleep(
-            this.windowMs,
+            window,
             new Promise<void>((resolve) => {
               this.full = resolve;
             }),
           );
         this.full = null;
         const batch = this.queue.splice(0, this.maxBatch);
+        const started = this.now();
         await this.commit(batch);
         this.lastCommitEnd = this.now();
+        this.lastCommitMs = this.lastCommitEnd - started;
+        this.stats.commitMs += this.lastCommitMs;
       }
     } finally {
       this.running = false;
