@@ -1,21 +1,21 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { systemClock } from "@app/kit/clock";
-import { loadEnv } from "@app/kit/config";
-import { createTestEnv, type TestEnv } from "@app/kit/db/testing";
-import { captureLogger } from "@app/kit/logger";
-import { launchChromium } from "@app/kit/testing/browser";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BuiltApp, buildApp } from "../../src/app.js";
-import { envSpec } from "../../src/config.js";
 import { renderMemoriesHtml } from "../../src/export/memories.js";
-import { ensureWebBuilt } from "../web-dist.js";
+import { ARTIFACTS } from "../web-dist.js";
+import {
+  adminLogin,
+  type BrowserGallery,
+  joinAs as joinAsKit,
+  LAPTOP,
+  PHONE,
+  photoFile,
+  startBrowserGallery,
+} from "./browser-kit.js";
 
 /**
  * Issue 14 in Chromium, at a phone (390×844) and a laptop (1366×900): the guest feed (photos
@@ -24,63 +24,26 @@ import { ensureWebBuilt } from "../web-dist.js";
  * admin console (labels, validation, cover), the branded join page, the A6 QR card printed to
  * PDF, and an axe-core pass on every page. Screenshots land in .test-artifacts/ui-*.png.
  */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const ARTIFACTS = join(ROOT, ".test-artifacts");
 const PASSWORD = "ui admin password";
-const PHONE = { width: 390, height: 844 };
-const LAPTOP = { width: 1366, height: 900 };
 const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 describe("hosts and guests in a browser", () => {
-  let env: TestEnv;
-  let built: BuiltApp;
+  let g: BrowserGallery;
   let base: string;
-  let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const dialogs: string[] = [];
-  const work = join(tmpdir(), `gallery-ui-${process.pid}`);
+  let work: string;
+  let dialogs: string[];
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    mkdirSync(work, { recursive: true });
-    await ensureWebBuilt();
-    env = await createTestEnv("gallery_ui");
-    const config = loadEnv(envSpec, {
-      DATA_DIR: env.dataDir,
-      DATABASE_URL: env.databaseUrl,
-      GALLERY_ADMIN_PASSWORD: PASSWORD,
-    });
-    built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
-    base = await built.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
+    g = await startBrowserGallery("ui", { GALLERY_ADMIN_PASSWORD: PASSWORD });
+    ({ base, work, dialogs } = g);
   }, 120_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await built?.app.close();
-    await built?.close();
-    await env?.cleanup();
-    rmSync(work, { recursive: true, force: true });
+    await g?.close();
   });
 
-  const newPage = async (viewport: { width: number; height: number }, locale = "en-US"): Promise<Page> => {
-    const phone = viewport.width < 500;
-    const ctx = await browser.newContext({
-      acceptDownloads: true,
-      locale,
-      viewport,
-      ...(phone ? { hasTouch: true, isMobile: true } : {}),
-    });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      d.accept();
-    });
-    return page;
-  };
-  const shot = (page: Page, name: string, fullPage = false) =>
-    page.screenshot({ path: join(ARTIFACTS, `ui-${name}.png`), fullPage });
+  const newPage = (viewport: { width: number; height: number }, locale = "en-US") =>
+    g.newPage(viewport, locale);
+  const shot = (page: Page, name: string, fullPage = false) => g.shot(page, `ui-${name}`, fullPage);
 
   /** axe-core on the current page: no serious or critical violation. */
   const axe = async (page: Page, name: string) => {
@@ -92,32 +55,9 @@ describe("hosts and guests in a browser", () => {
     expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
   };
 
-  const joinAs = async (page: Page, name: string) => {
-    await page.goto(`${base}/join`);
-    await page.fill("input[name=name]", name);
-    await page.click("button[type=submit]");
-    await page.waitForSelector("[data-testid=pin]", { timeout: 10_000 });
-    await page.click(".narrow button.primary");
-    await page.waitForSelector("[data-testid=upload-fab]", { timeout: 10_000 });
-  };
-  const admin = async (page: Page) => {
-    await page.goto(`${base}/admin`);
-    await page.fill("input[type=password]", PASSWORD);
-    await page.click("button[type=submit]");
-    await page.waitForSelector("[data-testid=save-config]", { timeout: 10_000 });
-  };
-  const photo = async (name: string, hue: number) => {
-    const path = join(work, name);
-    writeFileSync(
-      path,
-      await sharp({
-        create: { width: 1200, height: 900, channels: 3, background: { r: hue, g: 120, b: 200 } },
-      })
-        .jpeg()
-        .toBuffer(),
-    );
-    return path;
-  };
+  const joinAs = (page: Page, name: string) => joinAsKit(g, page, name);
+  const admin = (page: Page) => adminLogin(g, page, PASSWORD);
+  const photo = (name: string, hue: number) => photoFile(g, name, hue);
 
   it("runs an event: branding, pre-moderation, promotion, download and share, the QR card", {
     timeout: 180_000,

@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Comment, type Item } from "../api.js";
 import { me } from "../app-state.js";
-import { t } from "../i18n.js";
+import { t, tn } from "../i18n.js";
 import { onLive } from "../live.js";
 import { downloadName, shareItem } from "../share.js";
 import { useStore } from "../store.js";
@@ -167,7 +167,8 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
             type="button"
             class={`like ${item.liked_by_me ? "on" : ""}`}
             onClick={toggleLike}
-            aria-label={t("like")}
+            aria-label={`${t("like")}: ${tn("likes", item.like_count)}`}
+            aria-pressed={item.liked_by_me}
           >
             ♥ {item.like_count}
           </button>
