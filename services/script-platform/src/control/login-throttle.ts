@@ -1,51 +1,56 @@
+import { createHash } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
 import { tooManyRequests } from "@app/kit/errors";
+import type { PlatformDB } from "../db/schema.js";
+import { clearFailures, failuresOf, pruneFailures, recordFailure } from "./login-throttle-repo.js";
 
 /** Failed logins allowed per username within the window before 429. */
 export const LOGIN_FAILURES_ALLOWED = 10;
 export const LOGIN_WINDOW_MS = 15 * 60_000;
-/** Usernames tracked at once; beyond it the oldest entry is forgotten (never refuse a login for bookkeeping). */
-export const LOGIN_TRACKED_MAX = 10_000;
+
+export interface LoginThrottle {
+  /** Throws 429 `too_many_attempts` (Retry-After: until the window ends) while the username is locked out. */
+  check(username: string): Promise<void>;
+  failed(username: string): Promise<void>;
+  /** A success clears the username's count. */
+  succeeded(username: string): Promise<void>;
+}
 
 /**
  * Slows password guessing per username: after 10 failures within 15 minutes, further attempts
- * get 429 with Retry-After until the window ends. A success clears the count. In-process only
- * (each node keeps its own counts).
+ * get 429 with Retry-After until the window ends. The counts live in the database, so every
+ * process on it enforces the same limit (an attacker gains nothing by spreading guesses over
+ * instances). Usernames are compared case-insensitively and stored only as a SHA-256.
  */
-export function createLoginThrottle(clock: Clock) {
-  const failures = new Map<string, { count: number; since: number }>();
-  const key = (username: string) => username.toLowerCase();
+export function createLoginThrottle(deps: { database: Database<PlatformDB>; clock: Clock }): LoginThrottle {
+  const { database, clock } = deps;
+  const key = (username: string) => createHash("sha256").update(username.toLowerCase()).digest("hex");
   return {
-    /** Throws 429 `too_many_attempts` while the username is locked out. */
-    check(username: string): void {
-      const e = failures.get(key(username));
-      if (!e) return;
-      const left = e.since + LOGIN_WINDOW_MS - clock.now();
-      if (left <= 0) failures.delete(key(username));
-      else if (e.count >= LOGIN_FAILURES_ALLOWED)
+    async check(username) {
+      const e = await failuresOf(database.db, key(username));
+      if (!e || e.failures < LOGIN_FAILURES_ALLOWED) return;
+      const left = e.windowStartMs + LOGIN_WINDOW_MS - clock.now();
+      if (left > 0)
         throw tooManyRequests(
           left / 1000,
           "Too many failed logins for this account; try again later.",
           "too_many_attempts",
         );
     },
-    failed(username: string): void {
-      const k = key(username);
+    async failed(username) {
       const now = clock.now();
-      const e = failures.get(k);
-      if (e && now - e.since < LOGIN_WINDOW_MS) {
-        e.count += 1;
-        return;
-      }
-      failures.delete(k);
-      if (failures.size >= LOGIN_TRACKED_MAX) {
-        const oldest = failures.keys().next().value;
-        if (oldest !== undefined) failures.delete(oldest);
-      }
-      failures.set(k, { count: 1, since: now });
+      const expiredBefore = now - LOGIN_WINDOW_MS;
+      await database.writeTx(async (trx) => {
+        await recordFailure(trx, key(username), now, expiredBefore);
+        await pruneFailures(trx, expiredBefore);
+      });
     },
-    succeeded(username: string): void {
-      failures.delete(key(username));
+    async succeeded(username) {
+      const k = key(username);
+      // A read first: the common case (no failures recorded) takes no write lock.
+      if (!(await failuresOf(database.db, k))) return;
+      await database.writeTx((trx) => clearFailures(trx, k));
     },
   };
 }

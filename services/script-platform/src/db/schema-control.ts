@@ -137,6 +137,15 @@ export interface RoutesTable {
   created_at: string;
 }
 
+/** Failed admin logins per username within the current window (migration 0006). */
+export interface LoginFailuresTable {
+  /** SHA-256 hex of the lower-cased username. */
+  username_key: string;
+  failures: number;
+  /** Epoch milliseconds (BIGINT on PostgreSQL: read back through Number()). */
+  window_start_ms: number | string;
+}
+
 export interface ControlTables {
   admins: AdminsTable;
   admin_sessions: AdminSessionsTable;
@@ -149,4 +158,5 @@ export interface ControlTables {
   script_imports: ScriptImportsTable;
   script_versions: ScriptVersionsTable;
   routes: RoutesTable;
+  login_failures: LoginFailuresTable;
 }

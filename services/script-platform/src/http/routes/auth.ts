@@ -33,7 +33,7 @@ export const authRoutes: RouteModule = (app, ctx) => {
     clock: ctx.clock,
     sessionTtlHours: ctx.config.PLATFORM_SESSION_TTL_HOURS,
   });
-  const throttle = createLoginThrottle(ctx.clock);
+  const throttle = createLoginThrottle({ database: ctx.database, clock: ctx.clock });
   const secure = () => ctx.publicBaseUrl().startsWith("https://");
   // A browser-session cookie: the server enforces the sliding lifetime.
   const setCookie = (reply: FastifyReply, value: string, clear = false) =>
@@ -49,12 +49,12 @@ export const authRoutes: RouteModule = (app, ctx) => {
     { schema: { body: loginBody, response: { 200: LoginResult, ...errors(401, 422, 429) } } },
     async (req, reply) => {
       const body = req.body;
-      throttle.check(body.username);
-      const result = await auth.login(body.username, body.password).catch((err) => {
-        if (err?.code === "invalid_credentials") throttle.failed(body.username);
+      await throttle.check(body.username);
+      const result = await auth.login(body.username, body.password).catch(async (err) => {
+        if (err?.code === "invalid_credentials") await throttle.failed(body.username);
         throw err;
       });
-      throttle.succeeded(body.username);
+      await throttle.succeeded(body.username);
       setCookie(reply, result.token);
       return { token: result.token, expires_at: result.expires_at, admin: result.admin };
     },
