@@ -48,6 +48,37 @@ describe("cached sessions stay authoritative", () => {
     );
   });
 
+  it("an unban and a promotion count at once too; a logout ends only its own session", async () => {
+    const admin = await g.adminToken();
+    const owner = await g.join("Warm Owner");
+    const up = await seedUpload(g, owner.id);
+    const guest = await g.join("Second Chance");
+    const recovered = await g.call("POST", "/recover", { body: { name: "Second Chance", pin: guest.pin } });
+    expect(recovered.statusCode).toBe(200);
+    const other = recovered.json().token as string;
+    const like = (token: string) => g.call("PUT", `/upload/${up}/like`, { token });
+
+    expect((await g.call("POST", `/host/users/${guest.id}/ban`, { token: admin })).statusCode).toBe(200);
+    // Warm the refusal on both sessions: a cache must not remember "banned" either.
+    for (let i = 0; i < 2; i++)
+      for (const t of [guest.token, other]) expect((await like(t)).json().error.code).toBe("banned");
+    expect((await g.call("POST", `/host/users/${guest.id}/unban`, { token: admin })).statusCode).toBe(200);
+    expect((await like(guest.token)).statusCode).toBe(200);
+    expect((await like(other)).statusCode).toBe(200);
+
+    for (let i = 0; i < 2; i++)
+      expect((await g.call("GET", "/host/users", { token: other })).statusCode).toBe(403);
+    expect((await g.call("POST", `/host/users/${guest.id}/promote`, { token: admin })).statusCode).toBe(200);
+    expect((await g.call("GET", "/host/users", { token: other })).statusCode).toBe(200);
+    expect((await g.call("GET", "/me/context", { token: guest.token })).json().user.role).toBe("host");
+
+    // A logout revokes the session it was sent with, not the user's other sessions.
+    expect((await g.call("DELETE", "/session", { token: guest.token })).statusCode).toBe(204);
+    expect((await g.call("GET", "/feed", { token: guest.token })).statusCode).toBe(401);
+    expect((await g.call("DELETE", "/session", { token: guest.token })).statusCode).toBe(401);
+    expect((await g.call("GET", "/host/users", { token: other })).statusCode).toBe(200);
+  });
+
   it("one media credential per viewer: every URL of a page, and the next page, carry the same token", async () => {
     const u = await g.join("Token Viewer");
     await seedUpload(g, u.id);
@@ -90,6 +121,35 @@ describe("delta reports unlikes and unbans", () => {
     expect(changed.get(up)).toBe(0);
     expect(changed.has(bobs)).toBe(true);
     expect(d.hidden_user_ids).toEqual([]);
+  });
+
+  it("a ban and an unban inside one window report the user as unhidden only; an unlike then a like report the last state", async () => {
+    const admin = await g.adminToken();
+    const ann = await g.join("Window Ann");
+    const cara = await g.join("Window Cara");
+    const caras = await seedUpload(g, cara.id);
+    const anns = await seedUpload(g, ann.id);
+    expect((await g.call("PUT", `/upload/${anns}/like`, { token: cara.token })).statusCode).toBe(200);
+    await g.clock.advance(10_000);
+    const cursor = (await g.call("GET", "/feed", { token: ann.token })).json().delta_cursor as string;
+    await g.clock.advance(10_000);
+
+    expect((await g.call("POST", `/host/users/${cara.id}/ban`, { token: admin })).statusCode).toBe(200);
+    expect((await g.call("POST", `/host/users/${cara.id}/unban`, { token: admin })).statusCode).toBe(200);
+    expect((await g.call("DELETE", `/upload/${anns}/like`, { token: cara.token })).statusCode).toBe(200);
+    expect((await g.call("PUT", `/upload/${anns}/like`, { token: cara.token })).statusCode).toBe(200);
+    expect((await g.call("DELETE", `/upload/${anns}/like`, { token: ann.token })).statusCode).toBe(200);
+    const d = (
+      await g.call("GET", `/feed/delta?cursor=${encodeURIComponent(cursor)}`, { token: ann.token })
+    ).json();
+    expect(d.hidden_user_ids).toEqual([]);
+    expect(d.unhidden_user_ids).toEqual([cara.id]);
+    expect(d.items).toEqual([]);
+    const byId = new Map(
+      d.changes.map((i: { id: string; like_count: number; liked_by_me: boolean }) => [i.id, i]),
+    );
+    expect(byId.has(caras)).toBe(true);
+    expect(byId.get(anns)).toMatchObject({ like_count: 1, liked_by_me: false });
   });
 });
 
