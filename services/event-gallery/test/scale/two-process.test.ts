@@ -118,6 +118,27 @@ describe.runIf(testBackend() === "postgres")("two processes on one PostgreSQL", 
     expect((await b.call("GET", "/feed/delta?cursor=x", { token: host.token })).statusCode).toBe(401);
   });
 
+  it("an unban on A counts on B at once; a logout on A kills the media credential B issued", async () => {
+    const admin = await a.adminToken();
+    const guest = await a.join("Media Across");
+    const up = await addUpload(a, guest.id, { caption: "across" });
+    // B issues (and caches) the session's media credential.
+    const feed = (await b.call("GET", "/feed", { token: guest.token })).json();
+    const item = feed.items.find((i: { id: string }) => i.id === up.id);
+    const t = new URL(`http://x${item.original_url}`).searchParams.get("t") as string;
+    const original = `/upload/${up.id}/original?t=${encodeURIComponent(t)}`;
+    expect((await b.call("GET", original)).statusCode).toBe(200);
+
+    expect((await a.call("POST", `/host/users/${guest.id}/ban`, { token: admin })).statusCode).toBe(200);
+    expect((await b.call("PUT", `/upload/${up.id}/like`, { token: guest.token })).statusCode).toBe(403);
+    expect((await a.call("POST", `/host/users/${guest.id}/unban`, { token: admin })).statusCode).toBe(200);
+    expect((await b.call("PUT", `/upload/${up.id}/like`, { token: guest.token })).statusCode).toBe(200);
+
+    expect((await a.call("DELETE", "/session", { token: guest.token })).statusCode).toBe(204);
+    expect((await b.call("GET", original)).statusCode).toBe(401);
+    expect((await a.call("GET", original)).statusCode).toBe(401);
+  });
+
   it("a release on A builds each keepsake once; A's download ticket works once on B", async () => {
     const admin = await a.adminToken();
     const guest = await a.join("Keepsake Guest");
