@@ -1,4 +1,5 @@
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { systemClock } from "@app/kit/clock";
@@ -8,6 +9,7 @@ import { captureLogger } from "@app/kit/logger";
 import { launchChromium } from "@app/kit/testing/browser";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import sharp from "sharp";
+import { expect } from "vitest";
 import { type BuiltApp, buildApp } from "../../src/app.js";
 import { envSpec } from "../../src/config.js";
 import { ARTIFACTS, ensureWebBuilt } from "../web-dist.js";
@@ -105,4 +107,16 @@ export async function photoFile(g: BrowserGallery, name: string, hue: number): P
     .jpeg()
     .toFile(path);
   return path;
+}
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/** axe-core on the current page: no serious or critical violation. */
+export async function axeCheck(page: Page, name: string): Promise<void> {
+  await page.addScriptTag({ content: AXE });
+  const result = (await page.evaluate(
+    "axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, target: v.nodes[0] && v.nodes[0].target })))",
+  )) as { id: string; impact: string; nodes: number; target: unknown }[];
+  const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
+  expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVICE_ROOT } from "../web-dist.js";
 import {
   adminLogin,
+  axeCheck,
   type BrowserGallery,
   joinAs,
   LAPTOP,
@@ -178,6 +179,7 @@ describe("a host runs a whole event in the browser", () => {
     expect(await admin.textContent("main.admin")).toContain("The API offers no retry");
     await admin.locator("[data-testid=failed-table]").scrollIntoViewIfNeeded();
     await g.shot(admin, "walk-admin-failed-laptop");
+    await axeCheck(admin, "admin with failed uploads");
     await admin.setViewportSize(PHONE);
     await admin.locator("[data-testid=failed-table]").scrollIntoViewIfNeeded();
     await g.shot(admin, "walk-admin-failed-phone");
@@ -244,6 +246,7 @@ describe("a host runs a whole event in the browser", () => {
         expect(box!.x + box!.width).toBeLessThanOrEqual(360);
       }
       await g.shot(page, `walk-menu-360-${page === carla ? "de" : "en"}`);
+      await axeCheck(page, "open header menu");
       await page.keyboard.press("Escape");
       await page.waitForSelector("header nav.open", { state: "detached" });
     }

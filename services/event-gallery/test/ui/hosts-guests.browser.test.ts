@@ -1,6 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import sharp from "sharp";
@@ -9,6 +8,7 @@ import { renderMemoriesHtml } from "../../src/export/memories.js";
 import { ARTIFACTS } from "../web-dist.js";
 import {
   adminLogin,
+  axeCheck,
   type BrowserGallery,
   joinAs as joinAsKit,
   LAPTOP,
@@ -25,7 +25,6 @@ import {
  * PDF, and an axe-core pass on every page. Screenshots land in .test-artifacts/ui-*.png.
  */
 const PASSWORD = "ui admin password";
-const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 describe("hosts and guests in a browser", () => {
   let g: BrowserGallery;
@@ -45,16 +44,7 @@ describe("hosts and guests in a browser", () => {
     g.newPage(viewport, locale);
   const shot = (page: Page, name: string, fullPage = false) => g.shot(page, `ui-${name}`, fullPage);
 
-  /** axe-core on the current page: no serious or critical violation. */
-  const axe = async (page: Page, name: string) => {
-    await page.addScriptTag({ content: AXE });
-    const result = (await page.evaluate(
-      "axe.run(document, { resultTypes: ['violations'] }).then(r => r.violations.map(v => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, target: v.nodes[0] && v.nodes[0].target })))",
-    )) as { id: string; impact: string; nodes: number; target: unknown }[];
-    const serious = result.filter((v) => v.impact === "serious" || v.impact === "critical");
-    expect(serious, `${name}: ${JSON.stringify(serious)}`).toEqual([]);
-  };
-
+  const axe = axeCheck;
   const joinAs = (page: Page, name: string) => joinAsKit(g, page, name);
   const admin = (page: Page) => adminLogin(g, page, PASSWORD);
   const photo = (name: string, hue: number) => photoFile(g, name, hue);

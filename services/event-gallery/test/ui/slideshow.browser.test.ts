@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Item } from "../../src/http/schemas.js";
 import { multipart } from "../media/helpers.js";
 import { ARTIFACTS } from "../web-dist.js";
-import { type BrowserGallery, LAPTOP, PHONE, startBrowserGallery } from "./browser-kit.js";
+import { axeCheck, type BrowserGallery, LAPTOP, PHONE, startBrowserGallery } from "./browser-kit.js";
 
 /**
  * The venue slideshow (issue 14, item 6) in Chromium at 390×844 and 1366×900: full screen, the
@@ -141,6 +141,7 @@ describe("the venue slideshow in a browser", () => {
     await page.waitForSelector(`.slide.in[data-id="${fresh}"] [data-testid=new-mark]`, { timeout: 30_000 });
     expect(await onScreen(page).locator("figcaption").innerText()).toContain("Cake time!");
     await shot(page, "phone-new-qr");
+    await axeCheck(page, "slideshow");
 
     // A video plays muted and advances when it ends (the photo timer does not apply to it; the
     // cap is 45 s, so leaving after a 2 s clip is the "ended" path).

@@ -237,7 +237,13 @@ export function HostPage() {
       <h1>
         {t("host_title")}
         {pendingCount > 0 && (
-          <a class="badge-count" href="#pending" title={t("pending_title")} data-testid="pending-live-badge">
+          <a
+            class="badge-count"
+            href="#pending"
+            title={tn("waiting", pendingCount)}
+            aria-label={tn("waiting", pendingCount)}
+            data-testid="pending-live-badge"
+          >
             {pendingCount}
           </a>
         )}
