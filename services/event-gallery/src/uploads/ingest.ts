@@ -1,10 +1,9 @@
 import { mkdir, open } from "node:fs/promises";
 import { dirname } from "node:path";
-import { Writable } from "node:stream";
+import { type Readable, Writable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { AppError, conflict, forbidden, validationFailed } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
-import type { Multipart, MultipartFile } from "@fastify/multipart";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
 import { announceUpload, pendingApprovalFor } from "../premoderation/rules.js";
@@ -56,6 +55,19 @@ export const quotaCeiling = (freeBytes: number, tolerance: number, activeUploade
   Math.floor((freeBytes * tolerance) / Math.max(1, activeUploaders));
 
 /**
+ * One part of a multipart form as ingest reads it. The route passes @fastify/multipart's parts,
+ * which have this shape; the domain module stays free of the HTTP framework's types.
+ */
+export type FormPart =
+  | { type: "field"; fieldname: string; value: unknown; valueTruncated: boolean }
+  | FilePart;
+export interface FilePart {
+  type: "file";
+  fieldname: string;
+  file: Readable & { truncated: boolean };
+}
+
+/**
  * POST /upload: stream one multipart upload to a temp file in the originals folder, then commit.
  * Text fields must come before `file`. Every refusal or failure leaves no file, row or quota charge.
  */
@@ -67,7 +79,7 @@ export async function ingestUpload(
     fieldSize: number;
     fields: number;
     files: number;
-  }) => AsyncIterable<Multipart>,
+  }) => AsyncIterable<FormPart>,
   /** The request's Content-Length, when sent: a body that cannot fit is refused unread. */
   declaredBytes: number | null = null,
 ): Promise<IngestResult> {
@@ -141,7 +153,7 @@ interface Bounds {
 async function receiveFile(
   ctx: GalleryContext,
   user: AuthedUser,
-  part: MultipartFile,
+  part: FilePart,
   form: FormFields,
   /** Reads the rest of the form once the file is stored; throws if anything follows the file. */
   afterFile: () => Promise<void>,
@@ -194,7 +206,7 @@ export interface StoredOriginal {
  */
 async function streamToOriginal(
   ctx: GalleryContext,
-  part: MultipartFile,
+  part: FilePart,
   id: string,
   bounds: Bounds,
 ): Promise<StoredOriginal> {
@@ -345,7 +357,7 @@ async function readBody<T>(next: () => Promise<T>): Promise<T> {
 }
 
 /** The file is the last part: a second file, or a field after it, is refused with the rule. */
-async function noPartAfterFile(parts: AsyncIterator<Multipart>): Promise<void> {
+async function noPartAfterFile(parts: AsyncIterator<FormPart>): Promise<void> {
   const next = await readBody(() => parts.next());
   if (next.done) return;
   if (next.value.type === "file") {
