@@ -1,9 +1,9 @@
 import { registerMetrics } from "@app/kit/http/metrics";
 import type { FastifyInstance } from "fastify";
-import type { GalleryContext } from "./context.js";
-import type { ExportStatus } from "./db/schema.js";
-import { listJobs } from "./export/repo.js";
-import { derivativeBacklog } from "./metrics-repo.js";
+import type { GalleryContext } from "../context.js";
+import type { ExportStatus } from "../db/schema.js";
+import { listJobs } from "../export/repo.js";
+import { derivativeBacklog } from "../metrics-repo.js";
 
 const EXPORT_STATUSES: readonly ExportStatus[] = ["pending", "running", "done", "failed"];
 
