@@ -12,6 +12,7 @@ export type AuditAction =
   | "demote"
   | "reset_pin"
   | "remove_upload"
+  | "reject_upload"
   | "remove_comment"
   | "approve_upload"
   | `event.${"lock" | "unlock" | "release" | "reopen"}`;

@@ -116,7 +116,12 @@ export class ModerationService {
    * Host takedown: soft delete with deleted_by='host' (the idempotency key stays claimed), refund
    * the uploader's quota (never below 0), and bump the epoch after release, all in one transaction.
    */
-  async takedownUpload(actor: AuthedUser, uploadId: string): Promise<void> {
+  /** `action` names it in the audit: a pre-moderation rejection is a takedown too. */
+  async takedownUpload(
+    actor: AuthedUser,
+    uploadId: string,
+    action: "remove_upload" | "reject_upload" = "remove_upload",
+  ): Promise<void> {
     const { database, clock } = this.ctx;
     await database.writeTx(async (trx) => {
       const upload = await repo.lockLiveUpload(trx, database.dialect, uploadId);
@@ -126,7 +131,7 @@ export class ModerationService {
       await bumpEpochIfReleased(trx, clock);
       await recordAudit(trx, database, {
         actorId: actor.id,
-        action: "remove_upload",
+        action,
         targetType: "upload",
         targetId: upload.id,
         at: now,

@@ -61,7 +61,7 @@ export async function readMine(
 
 /** What a rejection needs from moderation: the host takedown (ModerationService, passed in by app.ts). */
 export interface Takedowns {
-  takedownUpload(actor: AuthedUser, uploadId: string): Promise<void>;
+  takedownUpload(actor: AuthedUser, uploadId: string, action: "reject_upload"): Promise<void>;
 }
 
 export class PremoderationService {
@@ -117,6 +117,6 @@ export class PremoderationService {
     if (!row) throw notFound("No such upload.");
     if (row.approval !== "pending")
       throw conflict("not_pending", "This upload is already approved; remove it from the feed instead.");
-    await this.moderation.takedownUpload(actor, uploadId);
+    await this.moderation.takedownUpload(actor, uploadId, "reject_upload");
   }
 }

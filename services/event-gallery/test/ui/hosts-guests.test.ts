@@ -122,6 +122,11 @@ describe("pre-moderation", () => {
     expect((await g.call("POST", `/host/upload/${up.id}/reject`, { token: host.token })).statusCode).toBe(
       404,
     );
+    // The audit says "rejected", not "removed".
+    const audit = (await g.call("GET", "/host/audit", { token: host.token })).json().entries;
+    expect(audit.filter((e: { action: string; target: { id: string } }) => e.target.id === up.id)).toEqual([
+      expect.objectContaining({ action: "reject_upload" }),
+    ]);
   });
 
   it("reject of an approved upload is refused; unknown ids are 404", async () => {
