@@ -3,6 +3,7 @@ import { notFound } from "@app/kit/errors";
 import type { GalleryContext } from "../context.js";
 import type { MediaVariant } from "../feed/serialize.js";
 import { resolveMediaPath } from "../uploads/storage.js";
+import { servableUpload } from "./repository.js";
 
 export interface MediaFile {
   path: string;
@@ -24,24 +25,7 @@ export async function resolveMedia(
   variant: MediaVariant,
   viewer?: { id: string; role: string },
 ): Promise<MediaFile> {
-  const row = await ctx.database.db
-    .selectFrom("uploads as u")
-    .innerJoin("users as us", "us.id", "u.user_id")
-    .select([
-      "u.user_id",
-      "u.approval",
-      "u.media_type",
-      "u.mime_type",
-      "u.original_path",
-      "u.preview_path",
-      "u.display_path",
-      "u.thumbnail_path",
-    ])
-    .where("u.id", "=", id)
-    .where("u.deleted_at", "is", null)
-    .where("us.is_banned", "=", 0)
-    .where("us.uploads_hidden_at", "is", null)
-    .executeTakeFirst();
+  const row = await servableUpload(ctx.database.db, id);
   if (!row) throw missing();
   // A pending upload (pre-moderation) is served only to its uploader and hosts.
   if (row.approval === "pending" && !(viewer && (viewer.id === row.user_id || viewer.role !== "guest")))
