@@ -39,9 +39,7 @@ export async function editUpload(
   if (current.user_id !== user.id) throw notOwner();
 
   const changed = await ctx.database.writeTx(async (trx) => {
-    const row = await ctx.database.dialect
-      .forUpdate(trx.selectFrom("uploads").selectAll().where("id", "=", id))
-      .executeTakeFirst();
+    const row = await repo.lockUploadRow(trx, ctx.database.dialect, id);
     if (!row || row.deleted_at) throw notFound("No such upload.");
     const now = ctx.clock.iso();
     let changed = false;

@@ -9,6 +9,11 @@ export async function findUpload(db: Db, id: string): Promise<UploadRow | undefi
   return db.selectFrom("uploads").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
+/** The row, locked until the caller's transaction ends (an edit re-reads it under the lock). */
+export function lockUploadRow(trx: Db, dialect: Dialect, id: string): Promise<UploadRow | undefined> {
+  return dialect.forUpdate(trx.selectFrom("uploads").selectAll().where("id", "=", id)).executeTakeFirst();
+}
+
 /** The row that holds a client key: a live row, or one a host took down (the key stays claimed). */
 export async function findByClientKey(db: Db, userId: string, key: string): Promise<UploadRow | undefined> {
   return db
