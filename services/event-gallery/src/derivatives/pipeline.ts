@@ -44,7 +44,15 @@ export function defaultVideoTools(
   return { ffmpegPath, ffprobePath, timeoutMs: 120_000, clock };
 }
 
+/**
+ * Encoders: mozjpeg only for the 400 px thumbnail (cheap at that size, and the bytes every feed
+ * tile loads); libjpeg-turbo with optimised Huffman tables for preview and display. Measured on a
+ * 12 MP photo: mozjpeg took ~1.6 s for the 2048 px display and ~0.4 s for the preview, turbo
+ * ~50 ms and ~15 ms, for files about 9% larger; that difference decided how long a burst of
+ * uploads waits for its derivatives.
+ */
 const JPEG = { quality: 82, mozjpeg: true } as const;
+const JPEG_FAST = { quality: 82, optimiseCoding: true } as const;
 const fitInside = (edge: number) => ({
   width: edge,
   height: edge,
@@ -100,8 +108,8 @@ export async function renderImageStaged(path: string, mime: string): Promise<Sta
   const thumbnail = await sharp(data, raw).resize(fitInside(SIZES.thumbnail)).jpeg(JPEG).toBuffer();
   const larger = async () => {
     const [display, preview] = await Promise.all([
-      sharp(data, raw).jpeg(JPEG).toBuffer(),
-      sharp(data, raw).resize(fitInside(SIZES.preview)).jpeg(JPEG).toBuffer(),
+      sharp(data, raw).jpeg(JPEG_FAST).toBuffer(),
+      sharp(data, raw).resize(fitInside(SIZES.preview)).jpeg(JPEG_FAST).toBuffer(),
     ]);
     return { display, preview };
   };
