@@ -4,19 +4,13 @@ import type { Principal } from "../control/scopes.js";
 import { type ScriptLanguage, toRunnable } from "../control/script-language.js";
 import { analyzeSource } from "../control/script-validation.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
-import type { DraftResult, Runtime } from "./runtime.js";
+import type { DraftInput as EngineDraftInput, DraftResult, Runtime } from "./runtime.js";
 
 /** What the Run panel sends (contract, "Authoring": POST /admin/scripts/{id}:run). */
 export interface DraftInput {
   source?: string | undefined;
   language?: ScriptLanguage | undefined;
-  request: {
-    method: string;
-    path: string;
-    query?: Record<string, string> | undefined;
-    headers?: Record<string, string> | undefined;
-    body?: unknown;
-  };
+  request: EngineDraftInput["request"];
   fire_triggers?: boolean | undefined;
 }
 

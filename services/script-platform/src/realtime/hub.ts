@@ -6,8 +6,8 @@ import type { PlatformDB } from "../db/schema.js";
 
 /**
  * Fans committed publishDurable messages out to this process's SSE subscribers (best effort).
- * emitPubsub logs each message on a registered external topic in realtime_messages inside the
- * publishing transaction. PostgreSQL: it also NOTIFYs, which every instance receives at commit
+ * The pubsub event sink (dispatch/change-events.ts) logs each message on a registered external
+ * topic in realtime_messages inside the publishing transaction. PostgreSQL: it also NOTIFYs, which every instance receives at commit
  * (the message inline, or by seq when too big for a NOTIFY). SQLite (one process): the hub polls
  * the log by seq, which on SQLite grows in commit order because writers are serialized.
  */
