@@ -1,7 +1,7 @@
 // Clients of the gallery bench, each run by the harness in its own process (bench.task).
 import { randomBytes } from "node:crypto";
 import { createWriteStream } from "node:fs";
-import { mkdir, open, rm, stat } from "node:fs/promises";
+import { mkdir, open, readFile, rm, stat } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -177,4 +177,63 @@ export async function sseSubscribers(
   }
   for (const s of streams) s.close();
   return streams.length;
+}
+
+/**
+ * A photo-like 12-megapixel JPEG (4000×3000, smooth structure plus sensor-like grain, EXIF
+ * orientation 6 as phones write it), about the size a phone camera produces.
+ */
+export async function makePhoto12mp(path: string): Promise<number> {
+  const structure = await sharp({
+    create: { width: 500, height: 375, channels: 3, noise: { type: "gaussian", mean: 128, sigma: 70 } },
+  })
+    .resize(4000, 3000, { kernel: "cubic" })
+    .raw()
+    .toBuffer();
+  const grain = await sharp({
+    create: { width: 4000, height: 3000, channels: 3, noise: { type: "gaussian", mean: 0, sigma: 6 } },
+  })
+    .raw()
+    .toBuffer();
+  for (let i = 0; i < structure.length; i++)
+    structure[i] = Math.max(0, Math.min(255, (structure[i] ?? 0) + (grain[i] ?? 0) - 3));
+  await sharp(structure, { raw: { width: 4000, height: 3000, channels: 3 } })
+    .jpeg({ quality: 92 })
+    .withMetadata({ orientation: 6 })
+    .toFile(path);
+  return (await stat(path)).size;
+}
+
+/**
+ * The burst: `count` multipart uploads of one 12 MP photo, all started at once, spread over the
+ * guests' tokens. Returns when each got its 201 (wall clock) and the upload ids.
+ */
+export async function burstUploads(args: {
+  url: string;
+  tokens: string[];
+  dir: string;
+  count: number;
+}): Promise<{ startedAt: number; bytes: number; done: { id: string; at: number }[] }> {
+  const file = join(args.dir, "burst-12mp.jpg");
+  const bytes = await makePhoto12mp(file);
+  const photo = await readFile(file);
+  const startedAt = wallMs();
+  const done = await Promise.all(
+    Array.from({ length: args.count }, async (_, i) => {
+      const form = new FormData();
+      form.set("client_upload_id", `burst-${i}`);
+      form.set("caption", `burst ${i}`);
+      form.set("file", new Blob([photo], { type: "image/jpeg" }), `IMG_${1000 + i}.jpg`);
+      const res = await fetch(`${args.url}/api/v1/upload`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${args.tokens[i % args.tokens.length]}` },
+        body: form,
+      });
+      const at = wallMs();
+      if (res.status !== 201) throw new Error(`burst upload ${res.status} ${await res.text()}`);
+      return { id: ((await res.json()) as { upload: { id: string } }).upload.id, at };
+    }),
+  );
+  await rm(file);
+  return { startedAt, bytes, done };
 }
