@@ -1,4 +1,4 @@
-import type { Kysely } from "@app/kit/db";
+import type { Dialect, Kysely } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
 
 /** SQL of pre-moderation and of a guest's own list (issue 14). */
@@ -68,13 +68,21 @@ export async function ownPage(
   return rows.map((r) => ({ id: r.id, created_at: isoOf(r.created_at) }));
 }
 
-/** The live row, locked for the approval decision. */
-export function lockLiveUpload(db: Db, id: string) {
-  return db
+const liveUploadQuery = (db: Db, id: string) =>
+  db
     .selectFrom("uploads")
     .select(["id", "user_id", "approval"])
     .where("id", "=", id)
     .where("deleted_at", "is", null);
+
+/** The live (not soft-deleted) row and its approval state. */
+export function liveUpload(db: Db, id: string) {
+  return liveUploadQuery(db, id).executeTakeFirst();
+}
+
+/** The live row, locked for the approval decision until the caller's transaction ends. */
+export function lockLiveUpload(trx: Db, dialect: Dialect, id: string) {
+  return dialect.forUpdate(liveUploadQuery(trx, id)).executeTakeFirst();
 }
 
 export async function markApproved(trx: Db, id: string, now: string): Promise<void> {

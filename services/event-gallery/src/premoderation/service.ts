@@ -85,7 +85,7 @@ export class PremoderationService {
   async approve(actor: AuthedUser, uploadId: string): Promise<FeedItem> {
     const { database, clock } = this.ctx;
     const approved = await database.writeTx(async (trx) => {
-      const row = await database.dialect.forUpdate(repo.lockLiveUpload(trx, uploadId)).executeTakeFirst();
+      const row = await repo.lockLiveUpload(trx, database.dialect, uploadId);
       if (!row) throw notFound("No such upload.");
       if (row.approval !== "pending") return null;
       const now = clock.iso();
@@ -113,7 +113,7 @@ export class PremoderationService {
 
   /** Reject = host takedown of a pending upload (the idempotency key stays claimed). */
   async reject(actor: AuthedUser, uploadId: string): Promise<void> {
-    const row = await repo.lockLiveUpload(this.ctx.database.db, uploadId).executeTakeFirst();
+    const row = await repo.liveUpload(this.ctx.database.db, uploadId);
     if (!row) throw notFound("No such upload.");
     if (row.approval !== "pending")
       throw conflict("not_pending", "This upload is already approved; remove it from the feed instead.");
