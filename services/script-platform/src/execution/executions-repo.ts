@@ -111,17 +111,17 @@ function toRow(e: ExecutionRecord): Required<ExecutionRow> {
   };
 }
 
-// A record id is written once; a settle retried after an unclear failure must not fail on it.
-const insertRows = multiRowStatement<ExecutionRow>(COLUMNS, (trx, n) =>
-  trx
-    .insertInto("executions")
-    .values(Array.from({ length: n }, () => TEMPLATE))
-    .onConflict((oc) => oc.column("id").doNothing()),
-);
-
 /** SQL of the executions log. */
 export function executionsRepo(database: Database<PlatformDB>) {
   const d = database.dialect;
+  // A record id is written once; a settle retried after an unclear failure must not fail on it.
+  // Compiled per database: another app in the process may speak another SQL dialect.
+  const insertRows = multiRowStatement<ExecutionRow>(COLUMNS, (trx, n) =>
+    trx
+      .insertInto("executions")
+      .values(Array.from({ length: n }, () => TEMPLATE))
+      .onConflict((oc) => oc.column("id").doNothing()),
+  );
   const toView = (r: Selectable<PlatformDB["executions"]>) => ({
     id: r.id,
     app_id: r.app_id,
