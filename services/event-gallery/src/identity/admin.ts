@@ -1,8 +1,9 @@
 import type { Kysely } from "@app/kit/db";
+import { newId } from "@app/kit/ids";
 import type { GalleryContext } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
 import { NAME_MAX, nameKey } from "./names.js";
-import { findAdmin, findUserByKey, insertAdmin, renameUser, updateAdmin } from "./repository.js";
+import { findAdmin, findUserByKey, insertUser, renameUser, updateAdmin } from "./repository.js";
 import { hashSecret, newPassword, verifySecret } from "./secrets.js";
 
 /** Pick a free "<name> (guest)" style name for an account that held the admin's display name. */
@@ -53,7 +54,17 @@ export async function ensureAdmin(ctx: GalleryContext): Promise<void> {
       await renameUser(trx, holder.id, free.name, free.key, now);
       squatter = holder.id;
     }
-    if (!admin) await insertAdmin(trx, { name, key, passwordHash: hash, now });
+    if (!admin)
+      await insertUser(trx, {
+        id: newId(),
+        name,
+        key,
+        role: "admin",
+        pinHash: null,
+        passwordHash: hash,
+        clientJoinId: null,
+        now,
+      });
     else await updateAdmin(trx, admin.id, { name, key, passwordHash: hash, now });
     return { renamed: squatter, stored: hash !== null };
   });

@@ -1,5 +1,4 @@
 import type { Dialect, Kysely } from "@app/kit/db";
-import { newId } from "@app/kit/ids";
 import type { GalleryDB } from "../db/schema.js";
 
 /** Every SQL statement of join, recover, PIN-reset requests and the admin account. */
@@ -36,14 +35,16 @@ export async function pinResetPending(db: Db, id: string): Promise<boolean> {
   return Boolean(row?.pin_reset_requested_at);
 }
 
-/** A new guest account (role and counters take their column defaults). */
-export async function insertGuest(
+/** A new account: a guest (PIN, optional join id) or the admin (password); counters take their defaults. */
+export async function insertUser(
   trx: Db,
   user: {
     id: string;
     name: string;
     key: string;
-    pinHash: string;
+    role?: "admin";
+    pinHash: string | null;
+    passwordHash: string | null;
     clientJoinId: string | null;
     now: string;
   },
@@ -54,8 +55,9 @@ export async function insertGuest(
       id: user.id,
       display_name: user.name,
       display_name_key: user.key,
+      ...(user.role ? { role: user.role } : {}),
       recovery_pin_hash: user.pinHash,
-      password_hash: null,
+      password_hash: user.passwordHash,
       last_failed_pin_at: null,
       pin_locked_until: null,
       pin_reset_requested_at: null,
@@ -126,30 +128,6 @@ export async function renameUser(trx: Db, id: string, name: string, key: string,
     .updateTable("users")
     .set({ display_name: name, display_name_key: key, updated_at: now })
     .where("id", "=", id)
-    .execute();
-}
-
-export async function insertAdmin(
-  trx: Db,
-  admin: { name: string; key: string; passwordHash: string | null; now: string },
-): Promise<void> {
-  await trx
-    .insertInto("users")
-    .values({
-      id: newId(),
-      display_name: admin.name,
-      display_name_key: admin.key,
-      role: "admin",
-      recovery_pin_hash: null,
-      password_hash: admin.passwordHash,
-      last_failed_pin_at: null,
-      pin_locked_until: null,
-      pin_reset_requested_at: null,
-      client_join_id: null,
-      uploads_hidden_at: null,
-      created_at: admin.now,
-      updated_at: admin.now,
-    })
     .execute();
 }
 

@@ -51,7 +51,15 @@ export class IdentityService {
     const id = newId();
     try {
       const token = await ctx.database.writeTx(async (trx) => {
-        await repo.insertGuest(trx, { id, name, key, pinHash, clientJoinId: joinId ?? null, now });
+        await repo.insertUser(trx, {
+          id,
+          name,
+          key,
+          pinHash,
+          passwordHash: null,
+          clientJoinId: joinId ?? null,
+          now,
+        });
         return this.tokens.create(trx, id);
       });
       return {
