@@ -1,9 +1,9 @@
 import { registerMetrics } from "@app/kit/http/metrics";
 import type { FastifyInstance } from "fastify";
+import { countByCompressionStatus } from "../admin/repository.js";
 import type { GalleryContext } from "../context.js";
 import type { ExportStatus } from "../db/schema.js";
 import { listJobs } from "../export/repo.js";
-import { derivativeBacklog } from "../metrics-repo.js";
 
 const EXPORT_STATUSES: readonly ExportStatus[] = ["pending", "running", "done", "failed"];
 
@@ -20,7 +20,7 @@ export function registerGalleryMetrics(
   metrics.gauge({
     name: "gallery_derivative_backlog",
     help: "Uploads waiting for their thumbnail, preview and display sizes.",
-    collect: () => derivativeBacklog(ctx.database.reader),
+    collect: () => countByCompressionStatus(ctx.database.reader, "processing"),
   });
   metrics.gauge({
     name: "gallery_sse_clients",
