@@ -13,6 +13,7 @@ import { buildApp } from "../../services/script-platform/src/app.js";
 import { envSpec } from "../../services/script-platform/src/config.js";
 import { pubsubOps } from "../../services/script-platform/src/sdk/pubsub.js";
 import { percentile, type ServerTarget } from "../harness/index.js";
+import { profileCommands } from "../platform/profiling.js";
 
 export const PUBLISHERS = 8;
 const ADMIN = { username: "bench", password: "bench password 1" };
@@ -177,6 +178,7 @@ export async function startPlatformAsync(args: { databaseUrl?: string }): Promis
   return {
     url: "",
     commands: {
+      ...profileCommands(),
       burst: cmds.burst,
       single: cmds.single,
       figures: async () => {

@@ -2,8 +2,6 @@
 // PostgreSQL with `{backend: "postgres"}` (a fresh database on the server at DATABASE_URL), one
 // app on host bench.test, a `save` command that saves an endpoint script and routes GET <path>
 // to it, a `hog` command for a second app's scripts, and CPU profiling commands.
-import { writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
@@ -11,6 +9,7 @@ import { createLogger } from "@app/kit/logger";
 import { buildApp } from "../../services/script-platform/src/app.js";
 import { envSpec } from "../../services/script-platform/src/config.js";
 import type { ServerTarget } from "../harness/index.js";
+import { profileCommands } from "./profiling.js";
 
 const HELLO = `export default function (ctx) { return { hello: "world" }; }`;
 
@@ -83,32 +82,23 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
     await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
     return null;
   };
-  // CPU profile of this process's main thread (BENCH_PROFILE in run.ts): start, then stop to a file.
-  let session: Session | null = null;
-  const profileStart = async () => {
-    session = new Session();
-    session.connect();
-    await session.post("Profiler.enable");
-    await session.post("Profiler.setSamplingInterval", { interval: 200 });
-    await session.post("Profiler.start");
-    return null;
-  };
-  const profileStop = async (file: unknown) => {
-    if (!session) return null;
-    const { profile } = await session.post("Profiler.stop");
-    writeFileSync(String(file), JSON.stringify(profile));
-    session.disconnect();
-    session = null;
-    return null;
-  };
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     info: { backend: env.backend, workers: config.PLATFORM_WORKERS },
     commands: {
       save,
       hog,
-      profileStart,
-      profileStop,
+      ...profileCommands(),
+      // Event-loop utilisation of the main thread since the previous call (1 = never idle).
+      elu: (() => {
+        let last = performance.eventLoopUtilization();
+        return async () => {
+          const now = performance.eventLoopUtilization();
+          const d = performance.eventLoopUtilization(now, last);
+          last = now;
+          return d.utilization;
+        };
+      })(),
       // Group-commit counters of the dispatcher: transactions per request is the figure that matters on SQLite.
       commitStats: async () => ({ ...built.engine.runtime.dispatcher.commitStats }),
     },

@@ -89,6 +89,9 @@ export interface RunRequest {
   key?: string | null;
 }
 
+/** The abort reason host calls see when their run ended (a ready-made one: abort() alone builds a DOMException per run). */
+export const RUN_ENDED = Object.freeze(new Error("The run ended."));
+
 /** Warm contexts one engine (worker) keeps, least recently used first out. */
 export const WARM_CONTEXTS_PER_WORKER = 64;
 /** A warm context is discarded after this many runs (bounds what module-level state can grow into). */
@@ -241,7 +244,7 @@ export class Engine {
     };
     const halt = (kind: FailureKind) => {
       st.stop ??= kind;
-      st.abort.abort();
+      st.abort.abort(RUN_ENDED);
       st.waker.signal();
     };
     st.halt = halt;
@@ -346,7 +349,7 @@ export class Engine {
       st.done = true;
       timer.cancel();
       req.signal?.removeEventListener("abort", onAbort);
-      st.abort.abort();
+      st.abort.abort(RUN_ENDED);
       try {
         for (const d of st.live) if (d.alive) d.dispose();
         for (const h of st.handles.reverse()) if (h.alive) h.dispose();

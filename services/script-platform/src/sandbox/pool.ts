@@ -7,6 +7,7 @@ import {
   type FailureKind,
   type HostCall,
   limitMessage,
+  RUN_ENDED,
   type RunOutcome,
   ScriptVisibleError,
 } from "./engine.js";
@@ -63,14 +64,14 @@ export interface PoolRun {
 
 export const DEFAULT_GRACE_MS = 50;
 
-/** The abort reason SDK calls see when their run ended. */
-const RUN_ENDED = Object.freeze(new Error("The run ended."));
 export const DEFAULT_RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
 
 interface Pending {
   req: PoolRun;
   resolve(o: RunOutcome): void;
   waitTimer: TimerHandle | null;
+  /** Handed to a worker (no longer waiting). */
+  placed: boolean;
 }
 
 interface Active {
@@ -204,7 +205,7 @@ export class EnginePool {
     if (this.closed)
       return Promise.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
     return new Promise((resolve) => {
-      const p: Pending = { req, resolve, waitTimer: null };
+      const p: Pending = { req, resolve, waitTimer: null, placed: false };
       const waitMs = req.waitMs;
       const expire = () => {
         const i = this.queue.indexOf(p);
@@ -219,10 +220,11 @@ export class EnginePool {
         this.queue.splice(i, 1);
         resolve(this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
       };
-      if (waitMs !== undefined && Number.isFinite(waitMs))
-        p.waitTimer = this.opts.clock.setTimeout(expire, waitMs);
       this.queue.push(p);
       this.pump();
+      // Only a run that found no slot needs its wait bounded (most runs start at once).
+      if (waitMs !== undefined && Number.isFinite(waitMs) && !p.placed)
+        p.waitTimer = this.opts.clock.setTimeout(expire, waitMs);
     });
   }
 
@@ -295,6 +297,7 @@ export class EnginePool {
       const key = p.req.key;
       const slot = (key ? idle.find((s) => s.recent.includes(key)) : undefined) ?? (idle[0] as Slot);
       this.queue.splice(i, 1);
+      p.placed = true;
       p.waitTimer?.cancel();
       this.assign(slot, p);
     }

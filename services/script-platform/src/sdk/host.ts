@@ -58,13 +58,16 @@ function sleep(deps: SdkDeps, ms: unknown, signal: AbortSignal): Promise<null> {
  * checks the capability's scope on that app; public HTTP runs carry no principal.
  */
 export function sdkHost(deps: SdkDeps, call: SdkCall): HostCall {
-  const groups: Record<string, Record<string, Op>> = {
-    kv: kvOps(deps, call) as unknown as Record<string, Op>,
-    docs: docsOps(deps, call) as unknown as Record<string, Op>,
-    files: filesOps(deps, call) as unknown as Record<string, Op>,
-    secrets: secretsOps(deps, call) as unknown as Record<string, Op>,
-    pubsub: pubsubOps(deps, call) as unknown as Record<string, Op>,
-  };
+  // Built on the first SDK call: most runs of a hot route make none.
+  let groups: Record<string, Record<string, Op>> | null = null;
+  const opsOf = () =>
+    (groups ??= {
+      kv: kvOps(deps, call) as unknown as Record<string, Op>,
+      docs: docsOps(deps, call) as unknown as Record<string, Op>,
+      files: filesOps(deps, call) as unknown as Record<string, Op>,
+      secrets: secretsOps(deps, call) as unknown as Record<string, Op>,
+      pubsub: pubsubOps(deps, call) as unknown as Record<string, Op>,
+    });
   return async (op, args, signal) => {
     // setTimeout of the web APIs (sandbox/web-apis.ts): needs no capability; the run's deadline
     // ends it (the signal aborts with the run), and the calls-in-flight bound limits how many wait.
@@ -78,7 +81,7 @@ export function sdkHost(deps: SdkDeps, call: SdkCall): HostCall {
       return deps.http.request(String(method), url, body, opts, signal);
     }
     const [group, name] = op.split(".") as [string, string];
-    const fn = groups[group]?.[name];
+    const fn = opsOf()[group]?.[name];
     if (!fn) throw new ScriptVisibleError(`Unknown SDK call: ${op.slice(0, 64)}.`);
     return fn(...args);
   };
