@@ -185,13 +185,25 @@ export async function sseSubscribers(
  */
 export async function makePhoto12mp(path: string): Promise<number> {
   const structure = await sharp({
-    create: { width: 500, height: 375, channels: 3, noise: { type: "gaussian", mean: 128, sigma: 70 } },
+    create: {
+      width: 500,
+      height: 375,
+      channels: 3,
+      background: "#808080",
+      noise: { type: "gaussian", mean: 128, sigma: 70 },
+    },
   })
     .resize(4000, 3000, { kernel: "cubic" })
     .raw()
     .toBuffer();
   const grain = await sharp({
-    create: { width: 4000, height: 3000, channels: 3, noise: { type: "gaussian", mean: 0, sigma: 6 } },
+    create: {
+      width: 4000,
+      height: 3000,
+      channels: 3,
+      background: "#000000",
+      noise: { type: "gaussian", mean: 0, sigma: 6 },
+    },
   })
     .raw()
     .toBuffer();

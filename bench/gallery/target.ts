@@ -17,6 +17,7 @@ import { createLogger } from "@app/kit/logger";
 import { buildApp } from "../../services/event-gallery/src/app.js";
 import { envSpec } from "../../services/event-gallery/src/config.js";
 import type { GalleryDB } from "../../services/event-gallery/src/db/schema.js";
+import { DERIVATIVES_REV } from "../../services/event-gallery/src/derivatives/pipeline.js";
 import type { EditableSettingsStore } from "../../services/event-gallery/src/settings/store.js";
 import { type ServerTarget, wallMs } from "../harness/index.js";
 
@@ -161,6 +162,9 @@ export async function seedWedding(db: Kysely<GalleryDB>, users: number): Promise
         display_path: `derivatives/x${i}-display.jpg`,
         original_size_bytes: 1000,
         compression_status: "done" as const,
+        // Current pipeline version: the burst part starts the worker, whose boot backfill must
+        // not try to regenerate these rows (their files do not exist).
+        derivatives_rev: DERIVATIVES_REV,
         created_at: at,
         updated_at: at,
       };
