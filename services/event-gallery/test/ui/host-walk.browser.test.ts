@@ -147,6 +147,7 @@ describe("a host runs a whole event in the browser", () => {
     await carla.click("tr[data-name=Dan] >> text=Entsperren");
     await carla.waitForSelector("tr[data-name=Dan]:not(.banned)");
     await carla.waitForSelector("[data-testid=audit] li:has-text('hat gesperrt: Dan')");
+    await carla.waitForSelector("[data-testid=audit] li:has-text('hat einen Upload abgelehnt')");
     // Counts follow the plural rules ("1 Upload", "2 Uploads"; never "1 Uploads").
     expect(await carla.textContent("tr[data-name=Dan] td.muted")).toMatch(
       /^(1 Upload|(0|[2-9]|\d\d+) Uploads)$/,
