@@ -1,73 +1,39 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { systemClock } from "@app/kit/clock";
-import { loadEnv } from "@app/kit/config";
-import { createTestEnv, type TestEnv } from "@app/kit/db/testing";
-import { captureLogger } from "@app/kit/logger";
-import { launchChromium } from "@app/kit/testing/browser";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import { pathToFileURL } from "node:url";
+import type { Browser, Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BuiltApp, buildApp } from "../../src/app.js";
-import { envSpec } from "../../src/config.js";
-import { ensureWebBuilt } from "../web-dist.js";
+import type { BuiltApp } from "../../src/app.js";
+import { type BrowserGallery, startBrowserGallery } from "../ui/browser-kit.js";
 
 /**
  * The whole app in headless Chromium against a real listening server: two guests, live feed,
  * like + comment, host takedown and ban, release, both keepsakes downloaded, and Memories.zip's
  * index.html opened from disk with the network off.
  */
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const ARTIFACTS = join(ROOT, ".test-artifacts");
 const PASSWORD = "e2e admin password";
 
 describe("gallery in a browser", () => {
-  let env: TestEnv;
-  let built: BuiltApp;
+  let g: BrowserGallery;
   let base: string;
   let browser: Browser;
-  const contexts: BrowserContext[] = [];
-  const dialogs: string[] = [];
-  const work = mkdtempSync(join(tmpdir(), "gallery-e2e-"));
+  let built: BuiltApp;
+  let work: string;
+  let dialogs: string[];
 
   beforeAll(async () => {
-    mkdirSync(ARTIFACTS, { recursive: true });
-    await ensureWebBuilt();
-    env = await createTestEnv("gallery_e2e");
-    const config = loadEnv(envSpec, {
-      DATA_DIR: env.dataDir,
-      DATABASE_URL: env.databaseUrl,
-      GALLERY_ADMIN_PASSWORD: PASSWORD,
-    });
-    built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
-    base = await built.app.listen({ port: 0, host: "127.0.0.1" });
-    browser = await launchChromium();
-  });
+    g = await startBrowserGallery("e2e", { GALLERY_ADMIN_PASSWORD: PASSWORD });
+    ({ base, browser, built, work, dialogs } = g);
+  }, 120_000);
   afterAll(async () => {
-    for (const c of contexts) await c.close().catch(() => {});
-    await browser?.close();
-    await built?.app.close();
-    await built?.close();
-    await env?.cleanup();
+    await g?.close();
   });
 
-  const newPage = async (opts: { mobile?: boolean } = {}): Promise<Page> => {
-    const ctx = await browser.newContext({
-      acceptDownloads: true,
-      locale: "en-US",
-      ...(opts.mobile ? { viewport: { width: 390, height: 800 }, hasTouch: true, isMobile: true } : {}),
-    });
-    contexts.push(ctx);
-    const page = await ctx.newPage();
-    page.on("dialog", (d) => {
-      dialogs.push(d.message());
-      d.accept();
-    });
-    return page;
-  };
+  /** A phone (390×800, touch) or Playwright's default desktop window. */
+  const newPage = (opts: { mobile?: boolean } = {}): Promise<Page> =>
+    g.newPage(opts.mobile ? { width: 390, height: 800 } : { width: 1280, height: 720 });
   /** A horizontal swipe on `selector` (dx < 0: to the left, i.e. "next"). */
   const swipe = (page: Page, selector: string, dx: number) =>
     page.evaluate(`(() => {
@@ -76,7 +42,7 @@ describe("gallery in a browser", () => {
       el.dispatchEvent(new TouchEvent("touchstart", { touches: [at(300)], changedTouches: [at(300)], bubbles: true }));
       el.dispatchEvent(new TouchEvent("touchend", { touches: [], changedTouches: [at(300 + ${dx})], bubbles: true }));
     })()`);
-  const shot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+  const shot = (page: Page, name: string) => g.shot(page, name);
 
   const join_ = async (page: Page, name: string) => {
     await page.goto(`${base}/join`);
@@ -237,8 +203,8 @@ describe("gallery in a browser", () => {
     // Memories.zip opened from disk, offline.
     const unpacked = join(work, "memories");
     execFileSync("unzip", ["-q", files.html!, "-d", unpacked]);
+    // Closed by the kit's close() with the browser.
     const offline = await browser.newContext({ offline: true, hasTouch: true });
-    contexts.push(offline);
     const viewer = await offline.newPage();
     const requests: string[] = [];
     viewer.on("request", (r) => {
