@@ -79,6 +79,18 @@ describe("preparedQuery", () => {
     expect(await byIds(database.reader, { ids: list([]) })).toEqual([]);
   });
 
+  it("takes a raw sql template too (the same placeholder may appear more than once)", async () => {
+    const database = await seeded();
+    const raw = preparedQuery(
+      (_db: Kysely<DB>, p: { author: string }) =>
+        sql<{
+          body: string;
+        }>`SELECT body FROM notes WHERE author = ${p.author} OR body = ${p.author} ORDER BY id`,
+    );
+    expect(await raw(database.db, { author: "ann" })).toEqual([{ body: "a1" }, { body: "a2" }]);
+    expect(await raw(database.db, { author: "c1" })).toEqual([{ body: "c1" }]);
+  });
+
   it("refuses a placeholder the builder transformed instead of binding it", async () => {
     const database = await seeded();
     const bad = preparedQuery((db: Kysely<DB>, p: { author: string }) =>

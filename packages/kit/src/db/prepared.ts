@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type Kysely, PostgresAdapter } from "kysely";
+import { type Compilable, CompiledQuery, type Kysely, PostgresAdapter, type RawBuilder } from "kysely";
 
 /**
  * Leading comment of every statement compiled by `preparedQuery`. The PostgreSQL connection of
@@ -31,7 +31,7 @@ const SENTINEL = "\u0001prepared:";
  * `= any(...)`, SQLite `json_each(...)` of a JSON string), not a variable-length IN list.
  */
 export function preparedQuery<DB, P extends Record<string, unknown>, R>(
-  build: (db: Kysely<DB>, p: Placeholders<P>) => Compilable<R>,
+  build: (db: Kysely<DB>, p: Placeholders<P>) => Compilable<R> | RawBuilder<R>,
 ): (db: Kysely<DB>, params: P, shape?: string) => Promise<R[]> {
   // Per Kysely instance (the SQL differs between dialects), then per shape.
   const compiled = new WeakMap<Kysely<DB>, Map<string, Entry>>();
@@ -39,7 +39,8 @@ export function preparedQuery<DB, P extends Record<string, unknown>, R>(
     const placeholders = Object.fromEntries(
       Object.keys(params).map((k) => [k, `${SENTINEL}${k}`]),
     ) as unknown as Placeholders<P>;
-    const q = build(db, placeholders).compile();
+    // A raw `sql` template compiles against the database; query builders ignore the argument.
+    const q = build(db, placeholders).compile(db);
     const slots = q.parameters.map((v): Slot => {
       if (typeof v !== "string" || !v.includes(SENTINEL)) return { value: v };
       const key = v.slice(SENTINEL.length);
