@@ -4,7 +4,7 @@ import type { Principal } from "../control/scopes.js";
 import { type ScriptLanguage, toRunnable } from "../control/script-language.js";
 import { analyzeSource } from "../control/script-validation.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
-import type { DraftInput as EngineDraftInput, DraftResult, Runtime } from "./runtime.js";
+import type { DraftResult, DraftInput as EngineDraftInput, Runtime } from "./runtime.js";
 
 /** What the Run panel sends (contract, "Authoring": POST /admin/scripts/{id}:run). */
 export interface DraftInput {
