@@ -9,6 +9,7 @@ import { GroupCommit, type MergedWrite, type TransactionInfo } from "../../src/d
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { until } from "./turns.js";
 
 const T = "2026-11-24T08:00:00.000Z";
 
@@ -214,8 +215,3 @@ describe("group commit of sync-path writes", () => {
     expect((await outboxRows()).length).toBe(8);
   });
 });
-
-/** Resolves once `cond` holds, checking after each turn of the event loop. */
-async function until(cond: () => boolean): Promise<void> {
-  while (!cond()) await new Promise((r) => setImmediate(r));
-}

@@ -2,11 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "../control/harness.js";
-
-/** Resolves once `cond` holds, checking after each turn of the event loop. */
-async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await cond())) await new Promise((r) => setImmediate(r));
-}
+import { until } from "./turns.js";
 
 describe("sync requests: the seed's rows, written in shared commits", () => {
   let h: Harness;
