@@ -6,7 +6,7 @@ import type { GalleryDB, Role } from "../db/schema.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { hashSecret, newPin } from "../identity/secrets.js";
 import { type UserView, userView } from "../identity/users.js";
-import { markCommentDeleted, touchActivity } from "../social/repository.js";
+import { markCommentDeleted, touchActivity, touchActivityOfUser } from "../social/repository.js";
 import { softDeleteAndRefund } from "../uploads/repository.js";
 import * as repo from "./repository.js";
 
@@ -78,6 +78,8 @@ export class ModerationService {
       if (target.id === actor.id) throw invalidState("You cannot ban or unban yourself.");
       if ((target.is_banned === 1) === banned) return null;
       await repo.setBan(trx, target.id, banned, now);
+      // The counts on others' uploads the user liked or commented change too: /feed/delta reports them.
+      await touchActivityOfUser(trx, target.id, now);
       // Hiding or re-showing a user's content changes the keepsake.
       await bumpEpochIfReleased(trx, clock);
       return true;

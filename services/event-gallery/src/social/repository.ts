@@ -60,6 +60,27 @@ export async function touchActivity(db: Db, uploadId: string, now: string): Prom
     .execute();
 }
 
+/**
+ * A ban or unban changes the like and comment counts of every upload the user liked or commented
+ * (banned users' likes and comments are not counted): mark them all changed, in the ban's transaction.
+ */
+export async function touchActivityOfUser(db: Db, userId: string, now: string): Promise<number> {
+  const rows = await db
+    .selectFrom("likes")
+    .select("upload_id")
+    .where("user_id", "=", userId)
+    .union(db.selectFrom("comments").select("upload_id").where("user_id", "=", userId))
+    .execute();
+  for (let i = 0; i < rows.length; i += 500) {
+    await db
+      .insertInto("upload_activity")
+      .values(rows.slice(i, i + 500).map((r) => ({ upload_id: r.upload_id, changed_at: now })))
+      .onConflict((oc) => oc.column("upload_id").doUpdateSet({ changed_at: now }))
+      .execute();
+  }
+  return rows.length;
+}
+
 /** Live comments of an upload, oldest first; banned authors' comments are hidden. */
 export function listComments(db: Db, uploadId: string) {
   return db

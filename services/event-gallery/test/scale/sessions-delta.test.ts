@@ -151,6 +151,46 @@ describe("delta reports unlikes and unbans", () => {
     expect(byId.has(caras)).toBe(true);
     expect(byId.get(anns)).toMatchObject({ like_count: 1, liked_by_me: false });
   });
+
+  it("a ban and an unban change the counts on others' uploads the user liked or commented, and the delta says so", async () => {
+    const admin = await g.adminToken();
+    const ann = await g.join("Counts Ann");
+    const dan = await g.join("Counts Dan");
+    const liked = await seedUpload(g, ann.id);
+    const commented = await seedUpload(g, ann.id);
+    const untouched = await seedUpload(g, ann.id);
+    expect((await g.call("PUT", `/upload/${liked}/like`, { token: dan.token })).statusCode).toBe(200);
+    const c = await g.call("POST", `/upload/${commented}/comments`, {
+      token: dan.token,
+      body: { text: "Hi" },
+    });
+    expect(c.statusCode, c.body).toBe(201);
+    const deltaSince = async (cursor: string) =>
+      (await g.call("GET", `/feed/delta?cursor=${encodeURIComponent(cursor)}`, { token: ann.token })).json();
+    const countsOf = (d: { changes: { id: string; like_count: number; comment_count: number }[] }) =>
+      new Map(d.changes.map((i) => [i.id, [i.like_count, i.comment_count]]));
+
+    await g.clock.advance(10_000);
+    let cursor = (await g.call("GET", "/feed", { token: ann.token })).json().delta_cursor as string;
+    await g.clock.advance(10_000);
+    expect((await g.call("POST", `/host/users/${dan.id}/ban`, { token: admin })).statusCode).toBe(200);
+    let d = await deltaSince(cursor);
+    expect(d.hidden_user_ids).toEqual([dan.id]);
+    let counts = countsOf(d);
+    expect(counts.get(liked)).toEqual([0, 0]);
+    expect(counts.get(commented)).toEqual([0, 0]);
+    expect(counts.has(untouched)).toBe(false);
+
+    cursor = d.cursor as string;
+    await g.clock.advance(10_000);
+    expect((await g.call("POST", `/host/users/${dan.id}/unban`, { token: admin })).statusCode).toBe(200);
+    d = await deltaSince(cursor);
+    expect(d.unhidden_user_ids).toEqual([dan.id]);
+    counts = countsOf(d);
+    expect(counts.get(liked)).toEqual([1, 0]);
+    expect(counts.get(commented)).toEqual([0, 1]);
+    expect(counts.has(untouched)).toBe(false);
+  });
 });
 
 describe("query plans", () => {
