@@ -99,6 +99,14 @@ export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: Fee
   };
 }
 
+/** A place in a change stream: (changed_at, id), the order of both change indexes. */
+interface Position {
+  changed_at: string;
+  id: string;
+}
+const before = (a: Position, b: Position) =>
+  a.changed_at < b.changed_at || (a.changed_at === b.changed_at && a.id < b.id);
+
 export interface FeedDelta {
   items: FeedItem[];
   changes: FeedItem[];
@@ -131,9 +139,20 @@ export async function readDelta(
   const settle = toIso(ctx.clock.now() - DELTA_SETTLE_MS);
 
   const { reader } = ctx.database;
-  const rows = await repo.changesAfter(reader, at, afterId, limit + 1);
-  const hasMore = rows.length > limit;
-  const page = rows.slice(0, limit);
+  // Two change streams share one cursor: upload rows (created, edited, processed, deleted) and
+  // social activity (likes and comments). Both are read past the cursor in (changed_at, id) order;
+  // when either has more than `limit`, both are cut at the earlier of their last positions, so
+  // nothing past the cut is skipped by the next call.
+  const [rows, activity] = await Promise.all([
+    repo.changesAfter(reader, at, afterId, limit + 1),
+    repo.socialActivityAfter(reader, at, afterId, limit + 1),
+  ]);
+  const cuts = [rows, activity].filter((s) => s.length > limit).map((s) => s[limit - 1] as Position);
+  const cut = cuts.reduce<Position | null>((a, b) => (a === null || before(b, a) ? b : a), null);
+  const hasMore = cut !== null;
+  const within = (p: Position) => cut === null || !before(cut, p);
+  const page = rows.filter(within);
+  const social = activity.filter(within);
   const newIds: string[] = [];
   const changedIds: string[] = [];
   const removed: string[] = [];
@@ -146,11 +165,11 @@ export async function readDelta(
   const viewer = await viewerOf(ctx, user);
   // Likes and comments change counts without touching the upload row.
   const seen = new Set(page.map((r) => r.id));
-  const [social, unhidden] = await Promise.all([
-    repo.socialActivitySince(reader, at, limit),
-    repo.unhiddenUsersSince(reader, at, HIDDEN_USERS_CAP),
-  ]);
-  for (const id of [...social, ...(await repo.visibleUploadsOf(reader, unhidden, at, limit))])
+  const unhidden = await repo.unhiddenUsersSince(reader, at, HIDDEN_USERS_CAP);
+  for (const id of [
+    ...social.map((a) => a.id),
+    ...(await repo.visibleUploadsOf(reader, unhidden, at, limit)),
+  ])
     if (!seen.has(id)) {
       seen.add(id);
       changedIds.push(id);
@@ -160,11 +179,14 @@ export async function readDelta(
     loadFeedItems(reader, changedIds, viewer),
     repo.hiddenUsersSince(reader, at, HIDDEN_USERS_CAP),
   ]);
-  const last = page.at(-1);
-  // Resume after the last row returned, or (when caught up) from the settled clock.
+  const last = [page.at(-1), social.at(-1)].reduce<Position | undefined>(
+    (a, b) => (b === undefined || (a !== undefined && before(b, a)) ? a : b),
+    undefined,
+  );
+  // Resume after the cut, after the last row returned, or (when caught up) from the settled clock.
   const cursor =
-    hasMore && last
-      ? encode([last.changed_at, last.id])
+    cut !== null
+      ? encode([cut.changed_at, cut.id])
       : last && last.changed_at > settle
         ? encode([last.changed_at, last.id])
         : settle > at

@@ -140,34 +140,40 @@ export function changesAfterQuery(db: Db, at: string, afterId: string, limit: nu
 }
 
 /**
- * Visible uploads from before `at` whose likes or comments changed after it (like, unlike, new or
- * deleted comment): their counts changed. Reads the indexed upload_activity times.
+ * Visible uploads from before `at` whose likes or comments changed after (at, afterId) (like,
+ * unlike, new or deleted comment), oldest activity first: their counts changed. A range read of
+ * the (changed_at, upload_id) activity index, keyed like changesAfter so one cursor walks both.
  */
-export async function socialActivitySince(db: Db, at: string, limit: number): Promise<string[]> {
-  const rows = await socialStatement(db, { at, limit });
-  return rows.map((r) => r.id);
+export async function socialActivityAfter(
+  db: Db,
+  at: string,
+  afterId: string,
+  limit: number,
+): Promise<{ id: string; changed_at: string }[]> {
+  const rows = await socialStatement(db, { at, afterId, limit });
+  return rows.map((r) => ({ id: r.id, changed_at: isoOf(r.changed_at) }));
 }
 
-const socialStatement = preparedQuery((db: Db, p: { at: string; limit: number }) =>
-  socialActivityQuery(db, p.at, p.limit),
+const socialStatement = preparedQuery((db: Db, p: { at: string; afterId: string; limit: number }) =>
+  socialActivityQuery(db, p.at, p.afterId, p.limit),
 );
 
-export function socialActivityQuery(db: Db, at: string, limit: number) {
-  // Driven by the activity index (an IN list, so neither planner starts from uploads).
+export function socialActivityQuery(db: Db, at: string, afterId: string, limit: number) {
+  // CROSS JOIN keeps SQLite's planner on the activity index as the outer loop (it would otherwise
+  // scan uploads); PostgreSQL plans it as the inner join it is.
   return db
-    .selectFrom("uploads as u")
-    .innerJoin("users as us", "us.id", "u.user_id")
-    .select("u.id")
-    .where("u.id", "in", (eb) =>
-      eb
-        .selectFrom("upload_activity as a")
-        .select("a.upload_id")
-        .where("a.changed_at", ">", at)
-        .orderBy("a.changed_at")
-        .limit(limit),
-    )
+    .selectFrom("upload_activity as a")
+    .crossJoin("uploads as u")
+    .crossJoin("users as us")
+    .whereRef("u.id", "=", "a.upload_id")
+    .whereRef("us.id", "=", "u.user_id")
+    .select(["a.upload_id as id", "a.changed_at"])
+    .where((eb) => eb(eb.refTuple("a.changed_at", "a.upload_id"), ">", eb.tuple(at, afterId)))
     .where("u.created_at", "<=", at)
-    .where(visibleUpload("u", "us"));
+    .where(visibleUpload("u", "us"))
+    .orderBy("a.changed_at")
+    .orderBy("a.upload_id")
+    .limit(limit);
 }
 
 /** Users hidden (banned) after `at`; capped, since a reconnecting client needs only recent ones. */
