@@ -36,9 +36,11 @@ export async function registerWebApp(app: FastifyInstance, opts: { dir?: string 
     decorateReply: false,
     dotfiles: "ignore",
     index: false,
+    // Our own cache-control below, not the plugin's default.
+    cacheControl: false,
     setHeaders: (res, path) => {
       // Vite fingerprints everything under assets/; the rest must be revalidated.
-      res.header(
+      res.setHeader(
         "cache-control",
         path.includes("/assets/") ? "public, max-age=31536000, immutable" : "no-cache",
       );

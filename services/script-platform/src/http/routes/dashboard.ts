@@ -39,13 +39,13 @@ export async function registerDashboard(app: FastifyInstance, opts: { root?: str
     // Routes for the files present at start-up; everything else reaches the SPA fallback below.
     wildcard: false,
     cacheControl: false,
-    setHeaders(reply, path) {
-      reply.header("cache-control", path.startsWith(join(root, "assets")) ? IMMUTABLE : "no-cache");
-      reply.header("x-content-type-options", "nosniff");
-      reply.header("referrer-policy", "same-origin");
+    setHeaders(res, path) {
+      res.setHeader("cache-control", path.startsWith(join(root, "assets")) ? IMMUTABLE : "no-cache");
+      res.setHeader("x-content-type-options", "nosniff");
+      res.setHeader("referrer-policy", "same-origin");
       if (path.endsWith(".html")) {
-        reply.header("content-security-policy", CSP);
-        reply.header("x-frame-options", "DENY");
+        res.setHeader("content-security-policy", CSP);
+        res.setHeader("x-frame-options", "DENY");
       }
     },
   });
