@@ -126,6 +126,14 @@ describe(`database on ${testBackend()}`, () => {
   });
 });
 
+describe.skipIf(testBackend() !== "postgres")("PostgreSQL sessions", () => {
+  it("plan every run of a named statement (a generic plan made the feed 3x slower)", async () => {
+    const { database } = await fresh([m1]);
+    const r = await sql<{ plan_cache_mode: string }>`SHOW plan_cache_mode`.execute(database.db);
+    expect(r.rows[0]?.plan_cache_mode).toBe("force_custom_plan");
+  });
+});
+
 describe(`migrations on ${testBackend()}`, () => {
   it("applies pending migrations once; a re-run is a no-op", async () => {
     const { database } = await fresh([]);
