@@ -45,6 +45,9 @@ export async function createEventBus(
   };
   const remote = database?.backend === "postgres" ? database.notifier : null;
   let unlisten: (() => Promise<void>) | null = null;
+  // NOTIFYs still on their way; close() waits for them so a shutdown loses no event and a bus
+  // closed now cannot deliver into listeners that start after it.
+  const inFlight = new Set<Promise<void>>();
   if (remote)
     unlisten = await remote.subscribe(BUS_CHANNEL, (payload) => {
       try {
@@ -65,13 +68,18 @@ export async function createEventBus(
         logger.warn({ event }, "event too large for other processes; delivered locally only");
         return;
       }
-      remote.publish(BUS_CHANNEL, payload).catch((err) => logger.warn({ err, event }, "event notify failed"));
+      const sent = remote
+        .publish(BUS_CHANNEL, payload)
+        .catch((err) => logger.warn({ err, event }, "event notify failed"))
+        .finally(() => inFlight.delete(sent));
+      inFlight.add(sent);
     },
     subscribe(fn) {
       listeners.add(fn);
       return () => listeners.delete(fn);
     },
     async close() {
+      await Promise.allSettled([...inFlight]);
       await unlisten?.().catch(() => {});
     },
   };

@@ -47,7 +47,8 @@ describe("event bus", () => {
       const onA: string[] = [];
       a.subscribe((e, d) => onA.push(`${e}:${d.upload_id}`));
       const got = new Promise<{ e: string; d: Record<string, unknown>; h: boolean }>((resolve) =>
-        b.subscribe((e, d, h) => resolve({ e, d, h })),
+        // Only this test's event: a stray NOTIFY on the shared channel must not satisfy the wait.
+        b.subscribe((e, d, h) => e === "upload-removed" && resolve({ e, d, h })),
       );
       a.publish("upload-removed", { upload_id: "remote-1" }, { hostsOnly: false });
       expect(await got).toEqual({ e: "upload-removed", d: { upload_id: "remote-1" }, h: false });
