@@ -3,6 +3,7 @@ import { readdir } from "node:fs/promises";
 import { request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
 import type { Gallery } from "../core/harness.js";
 
 /** A minimal tus client over real sockets, so a body can be cut off mid-way. */
@@ -65,6 +66,25 @@ export function tusClient(base: string): Tus {
         });
       }),
   };
+}
+
+/**
+ * The offset once the server has taken in what a cut PATCH delivered. A cut client cannot know
+ * when the server's handler has run (the HEAD may even reach the server before the cut request
+ * does), so this awaits the condition: HEAD until the offset passes `above` (5 s at most).
+ */
+export async function offsetAfterCut(
+  tus: Tus,
+  token: string,
+  location: string,
+  above: number,
+): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const offset = Number((await tus.head(token, location)).headers.get("upload-offset"));
+    if (offset > above || Date.now() > deadline) return offset;
+    await delay(20);
+  }
 }
 
 export const encodeMetadata = (meta: Record<string, string>) =>
