@@ -191,6 +191,12 @@ export interface TicketsTable {
   expires_at: number;
 }
 
+/** One row (id 1): bumped by trigger on every write a feed page can show (migration 010). */
+export interface FeedStampTable {
+  id: number;
+  n: number;
+}
+
 export interface GalleryDB {
   event: EventTable;
   users: UsersTable;
@@ -207,4 +213,5 @@ export interface GalleryDB {
   rate_limits: RateLimitsTable;
   tickets: TicketsTable;
   resumable_uploads: ResumableUploadsTable;
+  feed_stamp: FeedStampTable;
 }
