@@ -1,4 +1,4 @@
-import type { Database, Kysely } from "@app/kit/db";
+import { type Database, type Kysely, sql } from "@app/kit/db";
 import { isUuid } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
 import type { AppRole, InstanceRole, Scope } from "./scopes.js";
@@ -69,6 +69,15 @@ export function adminsRepo(database: Database<PlatformDB>) {
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .executeTakeFirst();
       return Number(r?.n ?? 0);
+    },
+    /**
+     * Inside a write transaction: hold off other writers of admins until it ends. Two nodes
+     * bootstrapping at once on PostgreSQL: the second waits here, then finds an admin. SQLite's
+     * write transaction already excludes every other writer.
+     */
+    async lockAgainstWriters(db: Db): Promise<void> {
+      if (database.backend === "postgres")
+        await sql`LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE`.execute(db);
     },
     async byId(id: string, db: Db = database.db): Promise<PlatformDB["admins"] | null> {
       if (!isUuid(id)) return null;

@@ -21,6 +21,23 @@ export interface DomainRow {
 
 type Db = Kysely<PlatformDB>;
 
+/**
+ * The data tables of 0002/0003 carry app_id without a foreign key; deleting an app purges them
+ * (`deleteAppData`). Executions, abandoned executions and dead letters are forensic records the
+ * retention jobs remove on their own schedule.
+ */
+const APP_DATA_TABLES = [
+  "kv_entries",
+  "docs",
+  "files",
+  "secrets",
+  "topics",
+  "app_signing_keys",
+  "outbox",
+  "triggers",
+  "realtime_messages",
+] as const;
+
 const APP_COLUMNS = ["id", "slug", "name", "description", "created_at", "updated_at"] as const;
 
 function toApp(database: Database<PlatformDB>, r: AppRow): AppRow {
@@ -75,6 +92,10 @@ export function appsRepo(database: Database<PlatformDB>) {
       const r = await db.deleteFrom("apps").where("id", "=", id).executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     },
+    /** Every row of the app in the tables without a foreign key to apps (before `delete`). */
+    async deleteAppData(db: Db, id: string): Promise<void> {
+      for (const table of APP_DATA_TABLES) await db.deleteFrom(table).where("app_id", "=", id).execute();
+    },
     async addHistory(db: Db, slug: string, appId: string, at: string): Promise<void> {
       await db
         .insertInto("app_slug_history")
@@ -119,6 +140,14 @@ export function appsRepo(database: Database<PlatformDB>) {
         kind: r.kind as DomainRow["kind"],
         created_at: d.fromTimestamp(r.created_at),
       }));
+    },
+    async domainCount(db: Db, appId: string): Promise<number> {
+      const r = await db
+        .selectFrom("app_domains")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("app_id", "=", appId)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
     },
     async domainByHost(db: Db, host: string): Promise<DomainRow | null> {
       const r = await db.selectFrom("app_domains").selectAll().where("host", "=", host).executeTakeFirst();

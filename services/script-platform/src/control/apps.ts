@@ -52,23 +52,6 @@ export interface AppsDeps {
   filesRoot: string;
 }
 
-/**
- * The data tables of 0002/0003 carry app_id without a foreign key; deleting an app purges them
- * here. Executions, abandoned executions and dead letters are forensic records the retention
- * jobs remove on their own schedule.
- */
-const APP_DATA_TABLES = [
-  "kv_entries",
-  "docs",
-  "files",
-  "secrets",
-  "topics",
-  "app_signing_keys",
-  "outbox",
-  "triggers",
-  "realtime_messages",
-] as const;
-
 function invalidSlug(field = "slug"): AppError {
   return new AppError(422, "invalid_slug", "A slug is 2 to 63 lowercase letters, digits or -.", { field });
 }
@@ -185,8 +168,8 @@ export function createApps(deps: AppsDeps) {
     async remove(ref: string): Promise<void> {
       const app = await resolveApp(repo, ref);
       await database.writeTx(async (trx) => {
-        for (const table of APP_DATA_TABLES)
-          await trx.deleteFrom(table).where("app_id", "=", app.id).execute();
+        // The app's data rows have no foreign key to apps: purged in the same transaction.
+        await repo.deleteAppData(trx, app.id);
         if (!(await repo.delete(trx, app.id))) throw appNotFound();
       });
       await deps.onChanged(app.id);
@@ -206,12 +189,7 @@ export function createApps(deps: AppsDeps) {
       await database
         .writeTx(async (trx) => {
           if (!(await repo.lock(trx, appId))) throw appNotFound();
-          const count = await trx
-            .selectFrom("app_domains")
-            .select((eb) => eb.fn.countAll<number>().as("n"))
-            .where("app_id", "=", appId)
-            .executeTakeFirst();
-          if (Number(count?.n ?? 0) >= MAX_DOMAINS_PER_APP)
+          if ((await repo.domainCount(trx, appId)) >= MAX_DOMAINS_PER_APP)
             throw conflict("limit_reached", `An app may claim at most ${MAX_DOMAINS_PER_APP} hosts.`, {
               limit: MAX_DOMAINS_PER_APP,
             });

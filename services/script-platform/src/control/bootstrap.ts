@@ -1,6 +1,6 @@
 import type { Clock } from "@app/kit/clock";
 import { ConfigError } from "@app/kit/config";
-import { type Database, sql } from "@app/kit/db";
+import type { Database } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { Logger } from "@app/kit/logger";
 import { randomPassword } from "../crypto/tokens.js";
@@ -32,9 +32,8 @@ export async function bootstrapAdmin(opts: {
   const password = opts.password ?? randomPassword();
   const hash = await hashPassword(password);
   const created = await database.writeTx(async (trx) => {
-    // Two nodes starting at once on PostgreSQL: the second waits here, then finds an admin.
-    if (database.backend === "postgres")
-      await sql`LOCK TABLE admins IN SHARE ROW EXCLUSIVE MODE`.execute(trx);
+    // Two nodes starting at once: the second waits here, then finds an admin.
+    await repo.lockAgainstWriters(trx);
     if ((await repo.count(trx)) > 0) return false;
     const now = opts.clock.iso();
     await repo.insert(trx, {

@@ -15,6 +15,7 @@ import {
   type RoutePattern,
 } from "./route-patterns.js";
 import { type RouteTable, type RouteView, toRouteView } from "./route-table.js";
+import { routesRepo } from "./routes-repo.js";
 import { scriptsRepo } from "./scripts-repo.js";
 
 export interface RouteInput {
@@ -58,6 +59,7 @@ export function createRoutes(deps: RoutesDeps) {
   const { database, clock, routeTable } = deps;
   const scripts = scriptsRepo(database);
   const apps = appsRepo(database);
+  const repo = routesRepo(database);
 
   /**
    * A strict-host route on a host that another app claims could never match (the Host header
@@ -76,12 +78,7 @@ export function createRoutes(deps: RoutesDeps) {
   }
 
   async function findConflict(db: Db, appId: string, pattern: RoutePattern): Promise<RouteView | null> {
-    const rows = await db
-      .selectFrom("routes")
-      .selectAll()
-      .where("app_id", "=", appId)
-      .orderBy("created_at")
-      .execute();
+    const rows = await repo.inApp(db, appId);
     const mine = compile(pattern);
     for (const r of rows) {
       const v = toRouteView(database, r);
@@ -101,18 +98,12 @@ export function createRoutes(deps: RoutesDeps) {
 
   return {
     async listForScript(scriptId: string): Promise<RouteView[]> {
-      const rows = await database.db
-        .selectFrom("routes")
-        .selectAll()
-        .where("script_id", "=", scriptId)
-        .orderBy("created_at")
-        .orderBy("id")
-        .execute();
+      const rows = await repo.forScript(scriptId);
       return rows.map((r) => toRouteView(database, r));
     },
 
     async byId(id: string): Promise<RouteView | null> {
-      const r = await database.db.selectFrom("routes").selectAll().where("id", "=", id).executeTakeFirst();
+      const r = await repo.byId(id);
       return r ? toRouteView(database, r) : null;
     },
 
@@ -141,12 +132,7 @@ export function createRoutes(deps: RoutesDeps) {
           );
         // Serialise route changes per app so two concurrent creates cannot both pass the check.
         await apps.lock(trx, script.app_id);
-        const count = await trx
-          .selectFrom("routes")
-          .select((eb) => eb.fn.countAll<number>().as("n"))
-          .where("app_id", "=", script.app_id)
-          .executeTakeFirst();
-        if (Number(count?.n ?? 0) >= MAX_ROUTES_PER_APP)
+        if ((await repo.countInApp(trx, script.app_id)) >= MAX_ROUTES_PER_APP)
           throw conflict("limit_reached", `An app may have at most ${MAX_ROUTES_PER_APP} routes.`, {
             limit: MAX_ROUTES_PER_APP,
           });
@@ -165,7 +151,7 @@ export function createRoutes(deps: RoutesDeps) {
           dispatch_mode: pattern.dispatch_mode,
           created_at: clock.iso(),
         };
-        await trx.insertInto("routes").values(row).execute();
+        await repo.insert(trx, row);
         return toRouteView(database, row);
       });
       await routeTable.changed(view.app_id);
@@ -174,9 +160,9 @@ export function createRoutes(deps: RoutesDeps) {
 
     async remove(routeId: string): Promise<RouteView> {
       const removed = await database.writeTx(async (trx) => {
-        const r = await trx.selectFrom("routes").selectAll().where("id", "=", routeId).executeTakeFirst();
+        const r = await repo.byId(routeId, trx);
         if (!r) throw routeNotFound();
-        await trx.deleteFrom("routes").where("id", "=", routeId).execute();
+        await repo.delete(trx, routeId);
         return toRouteView(database, r);
       });
       await routeTable.changed(removed.app_id);

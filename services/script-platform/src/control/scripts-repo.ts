@@ -190,6 +190,26 @@ export function scriptsRepo(database: Database<PlatformDB>) {
         )
         .execute();
     },
+    async countInApp(db: Db, appId: string): Promise<number> {
+      const r = await db
+        .selectFrom("scripts")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("app_id", "=", appId)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+    /** Triggers live in 0003 (no foreign key to scripts); count and delete them through here. */
+    async triggerCount(db: Db, scriptId: string): Promise<number> {
+      const r = await db
+        .selectFrom("triggers")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("script_id", "=", scriptId)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+    async deleteTriggers(db: Db, scriptId: string): Promise<void> {
+      await db.deleteFrom("triggers").where("script_id", "=", scriptId).execute();
+    },
     async routeCount(db: Db, scriptId: string): Promise<number> {
       const r = await db
         .selectFrom("routes")

@@ -219,16 +219,6 @@ export function createScripts(deps: ScriptsDeps) {
   const duplicate = (name: string) =>
     conflict("duplicate_name", `A script named ${name} already exists in this app.`, { field: "name" });
 
-  /** Triggers live in 0003 (no foreign key to scripts); count and delete them through here. */
-  const triggerCount = async (trx: Db, scriptId: string): Promise<number> => {
-    const r = await trx
-      .selectFrom("triggers")
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .where("script_id", "=", scriptId)
-      .executeTakeFirst();
-    return Number(r?.n ?? 0);
-  };
-
   return {
     repo,
     view,
@@ -265,12 +255,7 @@ export function createScripts(deps: ScriptsDeps) {
         await database.writeTx(async (trx) => {
           // One writer per app at a time: the import graph and name checks see every commit before them.
           if (!(await apps.lock(trx, appId))) throw appNotFound();
-          const count = await trx
-            .selectFrom("scripts")
-            .select((eb) => eb.fn.countAll<number>().as("n"))
-            .where("app_id", "=", appId)
-            .executeTakeFirst();
-          if (Number(count?.n ?? 0) >= MAX_SCRIPTS_PER_APP)
+          if ((await repo.countInApp(trx, appId)) >= MAX_SCRIPTS_PER_APP)
             throw conflict("limit_reached", `An app may hold at most ${MAX_SCRIPTS_PER_APP} scripts.`, {
               limit: MAX_SCRIPTS_PER_APP,
             });
@@ -323,7 +308,7 @@ export function createScripts(deps: ScriptsDeps) {
           if (!fresh) throw scriptNotFound();
           if (next.kind === "module" && fresh.kind === "endpoint") {
             const routes = await repo.routeCount(trx, id);
-            const triggers = await triggerCount(trx, id);
+            const triggers = await repo.triggerCount(trx, id);
             if (routes > 0 || triggers > 0)
               throw conflict(
                 "in_use",
@@ -395,7 +380,7 @@ export function createScripts(deps: ScriptsDeps) {
               importers,
             },
           );
-        await trx.deleteFrom("triggers").where("script_id", "=", id).execute();
+        await repo.deleteTriggers(trx, id);
         await repo.delete(trx, id);
         return s.app_id;
       });

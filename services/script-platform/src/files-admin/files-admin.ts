@@ -2,6 +2,7 @@ import type { Database } from "@app/kit/db";
 import { notFound } from "@app/kit/errors";
 import type { PlatformDB } from "../db/schema.js";
 import { blobStore } from "../sdk/blob-store.js";
+import { type FileRow, filesRepo } from "../sdk/files-repo.js";
 import type { EventSink } from "../sdk/types.js";
 
 /**
@@ -21,18 +22,7 @@ export interface FileMeta {
 
 type Deps = { database: Database<PlatformDB>; filesRoot: string; events: EventSink };
 
-const COLUMNS = [
-  "collection",
-  "name",
-  "content_type",
-  "size",
-  "sha256",
-  "path",
-  "created_at",
-  "updated_at",
-] as const;
-
-function toMeta(database: Database<PlatformDB>, r: Record<(typeof COLUMNS)[number], unknown>): FileMeta {
+function toMeta(database: Database<PlatformDB>, r: FileRow): FileMeta {
   return {
     collection: String(r.collection),
     name: String(r.name),
@@ -50,20 +40,16 @@ export async function listFiles(
   appId: string,
   opts: { collection?: string | undefined; cursor?: string | undefined; limit: number },
 ): Promise<{ items: FileMeta[]; next_cursor: string | null }> {
-  let q = deps.database.db.selectFrom("files").select(COLUMNS).where("app_id", "=", appId);
-  if (opts.collection !== undefined) q = q.where("collection", "=", opts.collection);
+  let after: { collection: string; name: string } | undefined;
   if (opts.cursor) {
     const [c, n] = Buffer.from(opts.cursor, "base64url").toString("utf8").split("\u0000");
-    if (c !== undefined && n !== undefined)
-      q = q.where((eb) =>
-        eb.or([eb("collection", ">", c), eb.and([eb("collection", "=", c), eb("name", ">", n)])]),
-      );
+    if (c !== undefined && n !== undefined) after = { collection: c, name: n };
   }
-  const rows = await q
-    .orderBy("collection")
-    .orderBy("name")
-    .limit(opts.limit + 1)
-    .execute();
+  const rows = await filesRepo(deps.database).inApp(appId, {
+    collection: opts.collection,
+    after,
+    limit: opts.limit + 1,
+  });
   const items = rows.slice(0, opts.limit).map((r) => toMeta(deps.database, r));
   const last = items.at(-1);
   return {
@@ -81,37 +67,18 @@ export async function getFile(
   collection: string,
   name: string,
 ): Promise<FileMeta> {
-  const r = await deps.database.db
-    .selectFrom("files")
-    .select(COLUMNS)
-    .where("app_id", "=", appId)
-    .where("collection", "=", collection)
-    .where("name", "=", name)
-    .executeTakeFirst();
+  const r = await filesRepo(deps.database).find(appId, collection, name);
   if (!r) throw notFound("File not found.", "file_not_found");
   return toMeta(deps.database, r);
 }
 
 export async function deleteFile(deps: Deps, appId: string, collection: string, name: string): Promise<void> {
   const { database } = deps;
+  const repo = filesRepo(database);
   const path = await database.writeTx(async (trx) => {
-    const prev = await database.dialect
-      .forUpdate(
-        trx
-          .selectFrom("files")
-          .select(COLUMNS)
-          .where("app_id", "=", appId)
-          .where("collection", "=", collection)
-          .where("name", "=", name),
-      )
-      .executeTakeFirst();
+    const prev = await repo.lock(trx, appId, collection, name);
     if (!prev) return null;
-    await trx
-      .deleteFrom("files")
-      .where("app_id", "=", appId)
-      .where("collection", "=", collection)
-      .where("name", "=", name)
-      .execute();
+    await repo.delete(trx, appId, collection, name);
     const meta = toMeta(database, prev);
     await deps.events.change(trx, {
       appId,

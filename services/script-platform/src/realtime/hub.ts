@@ -3,6 +3,7 @@ import type { Database } from "@app/kit/db";
 import { unavailable } from "@app/kit/errors";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
+import { messagesRepo } from "./messages-repo.js";
 
 /**
  * Fans committed publishDurable messages out to this process's SSE subscribers (best effort).
@@ -34,6 +35,7 @@ export function createRealtimeHub(opts: {
   pollMs?: number;
 }): RealtimeHub {
   const { database, clock, logger } = opts;
+  const log = messagesRepo(database);
   const cap = opts.maxSubscribers ?? 10_000;
   const sinks = new Map<string, Set<Sink>>();
   let size = 0;
@@ -53,28 +55,13 @@ export function createRealtimeHub(opts: {
     }
   }
 
-  async function maxSeq(): Promise<number> {
-    const r = await database.db
-      .selectFrom("realtime_messages")
-      .select((eb) => eb.fn.max("seq").as("m"))
-      .executeTakeFirst();
-    return Number(r?.m ?? 0);
-  }
-
   async function poll(): Promise<void> {
     if (polling || size === 0) return;
     polling = true;
     try {
-      const rows = await database.db
-        .selectFrom("realtime_messages")
-        .select(["seq", "app_id", "topic", "message"])
-        .where("seq", ">", lastSeq)
-        .orderBy("seq")
-        .limit(POLL_BATCH)
-        .execute();
-      for (const r of rows) {
-        lastSeq = Math.max(lastSeq, Number(r.seq));
-        deliver(r.app_id, r.topic, Number(r.seq), r.message);
+      for (const r of await log.after(lastSeq, POLL_BATCH)) {
+        lastSeq = Math.max(lastSeq, r.seq);
+        deliver(r.app_id, r.topic, r.seq, r.message);
       }
     } catch (err) {
       logger.warn({ err }, "realtime poll failed");
@@ -89,13 +76,9 @@ export function createRealtimeHub(opts: {
       if (!sinks.has(key(note.app_id, note.topic))) return;
       let message = note.message;
       if (message === undefined) {
-        const row = await database.db
-          .selectFrom("realtime_messages")
-          .select("message")
-          .where("seq", "=", note.seq)
-          .executeTakeFirst();
-        if (!row) return;
-        message = row.message;
+        const logged = await log.message(note.seq);
+        if (logged === null) return;
+        message = logged;
       }
       deliver(note.app_id, note.topic, note.seq, message);
     } catch (err) {
@@ -111,7 +94,7 @@ export function createRealtimeHub(opts: {
       if (database.backend === "postgres") {
         unlisten ??= await database.notifier.subscribe(REALTIME_CHANNEL, (p) => void onNotify(p));
       } else {
-        lastSeq = await maxSeq();
+        lastSeq = await log.maxSeq();
         poller ??= clock.setInterval(() => void poll(), opts.pollMs ?? 100);
       }
     },
@@ -127,7 +110,7 @@ export function createRealtimeHub(opts: {
       if (size >= cap)
         throw unavailable(5, "Too many realtime subscribers; try again shortly.", "subscriber_limit");
       // After an idle spell the SQLite log may hold messages older than this subscription.
-      if (database.backend === "sqlite" && size === 0) lastSeq = Math.max(lastSeq, await maxSeq());
+      if (database.backend === "sqlite" && size === 0) lastSeq = Math.max(lastSeq, await log.maxSeq());
       const k = key(appId, topic);
       let set = sinks.get(k);
       if (!set) {

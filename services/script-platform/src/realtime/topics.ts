@@ -4,6 +4,7 @@ import { conflict, notFound } from "@app/kit/errors";
 import { parseInput } from "@app/kit/validate";
 import { z } from "zod";
 import type { PlatformDB } from "../db/schema.js";
+import { type TopicRow, topicsRepo } from "./topics-repo.js";
 
 /**
  * Per-app registered topics (table `topics`, migration 0002): `external` topics are open to
@@ -26,10 +27,7 @@ export interface Topic {
 
 type Deps = { database: Database<PlatformDB>; clock: Clock };
 
-function toTopic(
-  database: Database<PlatformDB>,
-  r: { app_id: string; name: string; external: number; created_at: string },
-): Topic {
+function toTopic(database: Database<PlatformDB>, r: TopicRow): Topic {
   return {
     app_id: r.app_id,
     name: r.name,
@@ -47,7 +45,7 @@ export async function createTopic(deps: Deps, appId: string, input: unknown): Pr
     created_at: deps.clock.iso(),
   };
   try {
-    await deps.database.writeTx((trx) => trx.insertInto("topics").values(row).execute());
+    await topicsRepo(deps.database).insert(row);
   } catch (err) {
     if (deps.database.dialect.isUniqueViolation(err))
       throw conflict("topic_exists", "A topic with this name already exists in the app.", { field: "name" });
@@ -61,12 +59,7 @@ export async function findTopic(
   appId: string,
   name: string,
 ): Promise<Topic | null> {
-  const r = await deps.database.db
-    .selectFrom("topics")
-    .selectAll()
-    .where("app_id", "=", appId)
-    .where("name", "=", name)
-    .executeTakeFirst();
+  const r = await topicsRepo(deps.database).find(appId, name);
   return r ? toTopic(deps.database, r) : null;
 }
 
@@ -75,19 +68,12 @@ export async function listTopics(
   appId: string,
   opts: { cursor?: string | undefined; limit: number },
 ): Promise<{ items: Topic[]; next_cursor: string | null }> {
-  let q = deps.database.db.selectFrom("topics").selectAll().where("app_id", "=", appId);
-  if (opts.cursor) q = q.where("name", ">", opts.cursor);
-  const rows = await q
-    .orderBy("name")
-    .limit(opts.limit + 1)
-    .execute();
+  const rows = await topicsRepo(deps.database).list(appId, { after: opts.cursor, limit: opts.limit + 1 });
   const items = rows.slice(0, opts.limit).map((r) => toTopic(deps.database, r));
   return { items, next_cursor: rows.length > opts.limit ? (items.at(-1)?.name ?? null) : null };
 }
 
 export async function deleteTopic(deps: Pick<Deps, "database">, appId: string, name: string): Promise<void> {
-  const res = await deps.database.writeTx((trx) =>
-    trx.deleteFrom("topics").where("app_id", "=", appId).where("name", "=", name).executeTakeFirst(),
-  );
-  if (Number(res.numDeletedRows) === 0) throw notFound("Topic not found.", "topic_not_found");
+  if (!(await topicsRepo(deps.database).delete(appId, name)))
+    throw notFound("Topic not found.", "topic_not_found");
 }

@@ -1,14 +1,8 @@
 import { newId } from "@app/kit/ids";
 import { defineOwn, fail, isPlainObject, limit, name, options, optString } from "./args.js";
+import { type DocRow, docsRepo } from "./docs-repo.js";
 import { type Emit, writeWithEvents } from "./events.js";
 import type { SdkCall, SdkDeps } from "./types.js";
-
-interface DocRow {
-  id: string;
-  body: string;
-  created_at: unknown;
-  updated_at: unknown;
-}
 
 /** RFC 7386 JSON merge patch; builds new objects and never assigns through a prototype setter. */
 export function mergePatch(target: unknown, patch: unknown): unknown {
@@ -26,6 +20,7 @@ export function mergePatch(target: unknown, patch: unknown): unknown {
 export function docsOps(deps: SdkDeps, call: SdkCall) {
   const { database, clock } = deps;
   const d = database.dialect;
+  const repo = docsRepo(database);
   const coll = (op: string, v: unknown) => name(`docs.${op}`, "collection", v, 200);
   const docId = (op: string, v: unknown) => name(`docs.${op}`, "id", v, 200);
   const body = (op: string, v: unknown) => {
@@ -54,16 +49,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
       depth: call.depth,
     });
   const find = (trx: typeof database.db, collection: string, id: string) =>
-    d
-      .forUpdate(
-        trx
-          .selectFrom("docs")
-          .select(["id", "body", "created_at", "updated_at"])
-          .where("app_id", "=", call.appId)
-          .where("collection", "=", collection)
-          .where("id", "=", id),
-      )
-      .executeTakeFirst();
+    repo.lock(trx, call.appId, collection, id);
 
   const write = async (op: "replace" | "patch", c: unknown, i: unknown, input: unknown) => {
     const collection = coll(op, c);
@@ -75,13 +61,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
       if (!prev) return null;
       const prevData = JSON.parse(prev.body) as unknown;
       const data = op === "replace" ? given : mergePatch(prevData, given);
-      await trx
-        .updateTable("docs")
-        .set({ body: JSON.stringify(data), updated_at: now })
-        .where("app_id", "=", call.appId)
-        .where("collection", "=", collection)
-        .where("id", "=", id)
-        .execute();
+      await repo.setBody(trx, call.appId, collection, id, JSON.stringify(data), now);
       await event(emit, collection, "update", { id, data, prev_data: prevData });
       return { id, data, created_at: d.fromTimestamp(prev.created_at), updated_at: now };
     });
@@ -96,17 +76,12 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
       const now = clock.iso();
       return writeWithEvents(deps, async (trx, emit) => {
         if (await find(trx, collection, id)) fail("docs.create", "a document with this id already exists");
-        await trx
-          .insertInto("docs")
-          .values({
-            app_id: call.appId,
-            collection,
-            id,
-            body: JSON.stringify(data),
-            created_at: now,
-            updated_at: now,
-          })
-          .execute();
+        await repo.insert(trx, call.appId, collection, {
+          id,
+          body: JSON.stringify(data),
+          created_at: now,
+          updated_at: now,
+        });
         await event(emit, collection, "create", { id, data, prev_data: null });
         return { id, data, created_at: now, updated_at: now };
       });
@@ -114,13 +89,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
     async get(c: unknown, i: unknown) {
       const collection = coll("get", c);
       const id = docId("get", i);
-      const r = await database.db
-        .selectFrom("docs")
-        .select(["id", "body", "created_at", "updated_at"])
-        .where("app_id", "=", call.appId)
-        .where("collection", "=", collection)
-        .where("id", "=", id)
-        .executeTakeFirst();
+      const r = await repo.find(call.appId, collection, id);
       return r ? view(r) : null;
     },
     replace: (c: unknown, i: unknown, input: unknown) => write("replace", c, i, input),
@@ -131,12 +100,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
       return writeWithEvents(deps, async (trx, emit) => {
         const prev = await find(trx, collection, id);
         if (!prev) return false;
-        await trx
-          .deleteFrom("docs")
-          .where("app_id", "=", call.appId)
-          .where("collection", "=", collection)
-          .where("id", "=", id)
-          .execute();
+        await repo.delete(trx, call.appId, collection, id);
         await event(emit, collection, "delete", { id, prev_data: JSON.parse(prev.body) });
         return true;
       });
@@ -146,15 +110,7 @@ export function docsOps(deps: SdkDeps, call: SdkCall) {
       const o = options("docs.list", opts, ["cursor", "limit"] as const);
       const cursor = optString("docs.list", "cursor", o.cursor);
       const n = limit("docs.list", o.limit);
-      let q = database.db
-        .selectFrom("docs")
-        .select(["id", "body", "created_at", "updated_at"])
-        .where("app_id", "=", call.appId)
-        .where("collection", "=", collection)
-        .orderBy("id")
-        .limit(n + 1);
-      if (cursor) q = q.where("id", ">", cursor);
-      const rows = await q.execute();
+      const rows = await repo.list(call.appId, collection, { after: cursor, limit: n + 1 });
       const page = rows.slice(0, n);
       return { items: page.map(view), cursor: rows.length > n ? (page[page.length - 1]?.id ?? null) : null };
     },

@@ -2,26 +2,18 @@ import { ScriptVisibleError } from "../sandbox/engine.js";
 import { fail, isPlainObject, limit, name, options, optString } from "./args.js";
 import { blobStore } from "./blob-store.js";
 import { type Emit, writeWithEvents } from "./events.js";
+import { type FileRow, filesRepo } from "./files-repo.js";
 import type { SdkCall, SdkDeps } from "./types.js";
-
-interface FileRow {
-  name: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  path: string;
-  created_at: unknown;
-  updated_at: unknown;
-}
 
 /** files.collection(name): bytes on disk, metadata rows, SHA-256 verified on every read. */
 export function filesOps(deps: SdkDeps, call: SdkCall) {
   const { database, clock } = deps;
   const d = database.dialect;
   const blobs = blobStore(deps.filesRoot);
+  const repo = filesRepo(database);
   const coll = (op: string, v: unknown) => name(`files.${op}`, "collection", v, 200);
   const fileName = (op: string, v: unknown) => name(`files.${op}`, "name", v, 1024);
-  const meta = (collection: string, r: FileRow) => ({
+  const meta = (collection: string, r: Omit<FileRow, "collection">) => ({
     collection,
     name: r.name,
     content_type: r.content_type,
@@ -50,13 +42,6 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       dataIsString: typeof o.data === "string",
     };
   };
-  const select = (db: typeof database.db, collection: string, n: string) =>
-    db
-      .selectFrom("files")
-      .select(["name", "content_type", "size", "sha256", "path", "created_at", "updated_at"])
-      .where("app_id", "=", call.appId)
-      .where("collection", "=", collection)
-      .where("name", "=", n);
   const event = (
     emit: Emit,
     collection: string,
@@ -84,7 +69,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       const now = clock.iso();
       try {
         return await writeWithEvents(deps, async (trx, emit) => {
-          if (await d.forUpdate(select(trx, collection, s.name)).executeTakeFirst())
+          if (await repo.lock(trx, call.appId, collection, s.name))
             fail("files.create", "a file with this name already exists; use update");
           const row = {
             name: s.name,
@@ -95,10 +80,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
             created_at: now,
             updated_at: now,
           };
-          await trx
-            .insertInto("files")
-            .values({ app_id: call.appId, collection, ...row })
-            .execute();
+          await repo.insert(trx, call.appId, { collection, ...row });
           const m = meta(collection, row);
           await event(emit, collection, "create", m);
           return m;
@@ -110,13 +92,13 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
     },
     async head(c: unknown, n: unknown) {
       const collection = coll("head", c);
-      const r = await select(database.db, collection, fileName("head", n)).executeTakeFirst();
+      const r = await repo.find(call.appId, collection, fileName("head", n));
       return r ? meta(collection, r) : null;
     },
     async get(c: unknown, n: unknown) {
       const collection = coll("get", c);
       const fname = fileName("get", n);
-      const r = await select(database.db, collection, fname).executeTakeFirst();
+      const r = await repo.find(call.appId, collection, fname);
       if (!r) return null;
       let data: Buffer;
       try {
@@ -140,7 +122,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       let old: string | null = null;
       try {
         const out = await writeWithEvents(deps, async (trx, emit) => {
-          const prev = await d.forUpdate(select(trx, collection, s.name)).executeTakeFirst();
+          const prev = await repo.lock(trx, call.appId, collection, s.name);
           if (!prev) return null;
           const row = {
             ...prev,
@@ -148,19 +130,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
             ...(data && path && sha ? { size: data.byteLength, sha256: sha, path } : {}),
             updated_at: now,
           };
-          await trx
-            .updateTable("files")
-            .set({
-              content_type: row.content_type,
-              size: row.size,
-              sha256: row.sha256,
-              path: row.path,
-              updated_at: now,
-            })
-            .where("app_id", "=", call.appId)
-            .where("collection", "=", collection)
-            .where("name", "=", s.name)
-            .execute();
+          await repo.update(trx, call.appId, collection, s.name, row);
           if (path) old = prev.path;
           const m = meta(collection, row);
           await event(emit, collection, "update", m);
@@ -178,14 +148,9 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       const collection = coll("delete", c);
       const fname = fileName("delete", n);
       const removed = await writeWithEvents(deps, async (trx, emit) => {
-        const prev = await d.forUpdate(select(trx, collection, fname)).executeTakeFirst();
+        const prev = await repo.lock(trx, call.appId, collection, fname);
         if (!prev) return null;
-        await trx
-          .deleteFrom("files")
-          .where("app_id", "=", call.appId)
-          .where("collection", "=", collection)
-          .where("name", "=", fname)
-          .execute();
+        await repo.delete(trx, call.appId, collection, fname);
         await event(emit, collection, "delete", meta(collection, prev));
         return prev.path;
       });
@@ -199,17 +164,7 @@ export function filesOps(deps: SdkDeps, call: SdkCall) {
       const prefix = optString("files.list", "prefix", o.prefix);
       const cursor = optString("files.list", "cursor", o.cursor);
       const n = limit("files.list", o.limit);
-      let q = database.db
-        .selectFrom("files")
-        .select(["name", "content_type", "size", "sha256", "path", "created_at", "updated_at"])
-        .where("app_id", "=", call.appId)
-        .where("collection", "=", collection)
-        .orderBy("name")
-        .limit(n + 1);
-      if (prefix)
-        q = q.where((eb) => eb(eb.fn("substr", ["name", eb.val(1), eb.val(prefix.length)]), "=", prefix));
-      if (cursor) q = q.where("name", ">", cursor);
-      const rows = await q.execute();
+      const rows = await repo.inCollection(call.appId, collection, { prefix, after: cursor, limit: n + 1 });
       const page = rows.slice(0, n);
       return {
         items: page.map((r) => meta(collection, r)),

@@ -1,29 +1,21 @@
 import { limit, name, options, optString } from "./args.js";
 import { writeWithEvents } from "./events.js";
+import { kvRepo } from "./kv-repo.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** kv.collection(name): JSON values by (app, collection, key); writes emit kv change events. */
 export function kvOps(deps: SdkDeps, call: SdkCall) {
   const { database, clock } = deps;
-  const db = database.db;
+  const repo = kvRepo(database);
   const coll = (op: string, v: unknown) => name(`kv.${op}`, "collection", v, 200);
   const key = (op: string, v: unknown) => name(`kv.${op}`, "key", v, 1024);
-  const base = (collection: string) =>
-    db.selectFrom("kv_entries").where("app_id", "=", call.appId).where("collection", "=", collection);
   return {
     async get(c: unknown, k: unknown) {
-      const row = await base(coll("get", c))
-        .select("value")
-        .where("key", "=", key("get", k))
-        .executeTakeFirst();
-      return row ? JSON.parse(row.value) : null;
+      const json = await repo.value(call.appId, coll("get", c), key("get", k));
+      return json === null ? null : JSON.parse(json);
     },
     async has(c: unknown, k: unknown) {
-      const row = await base(coll("has", c))
-        .select("key")
-        .where("key", "=", key("has", k))
-        .executeTakeFirst();
-      return row !== undefined;
+      return repo.has(call.appId, coll("has", c), key("has", k));
     },
     async set(c: unknown, k: unknown, value: unknown) {
       const collection = coll("set", c);
@@ -31,15 +23,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
       const v = value === undefined ? null : value;
       const now = clock.iso();
       await writeWithEvents(deps, async (trx, emit) => {
-        await trx
-          .insertInto("kv_entries")
-          .values({ app_id: call.appId, collection, key: kk, value: JSON.stringify(v), updated_at: now })
-          .onConflict((oc) =>
-            oc
-              .columns(["app_id", "collection", "key"])
-              .doUpdateSet({ value: JSON.stringify(v), updated_at: now }),
-          )
-          .execute();
+        await repo.upsert(trx, call.appId, collection, kk, JSON.stringify(v), now);
         await emit({
           appId: call.appId,
           kind: "kv",
@@ -55,13 +39,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
       const collection = coll("delete", c);
       const kk = key("delete", k);
       return writeWithEvents(deps, async (trx, emit) => {
-        const r = await trx
-          .deleteFrom("kv_entries")
-          .where("app_id", "=", call.appId)
-          .where("collection", "=", collection)
-          .where("key", "=", kk)
-          .executeTakeFirst();
-        if (Number(r.numDeletedRows) === 0) return false;
+        if (!(await repo.delete(trx, call.appId, collection, kk))) return false;
         await emit({
           appId: call.appId,
           kind: "kv",
@@ -79,14 +57,7 @@ export function kvOps(deps: SdkDeps, call: SdkCall) {
       const prefix = optString("kv.list", "prefix", o.prefix);
       const cursor = optString("kv.list", "cursor", o.cursor);
       const n = limit("kv.list", o.limit);
-      let q = base(collection)
-        .select(["key", "value"])
-        .orderBy("key")
-        .limit(n + 1);
-      if (prefix)
-        q = q.where((eb) => eb(eb.fn("substr", ["key", eb.val(1), eb.val(prefix.length)]), "=", prefix));
-      if (cursor) q = q.where("key", ">", cursor);
-      const rows = await q.execute();
+      const rows = await repo.list(call.appId, collection, { prefix, after: cursor, limit: n + 1 });
       const page = rows.slice(0, n);
       return {
         items: page.map((r) => ({ key: r.key, value: JSON.parse(r.value) })),

@@ -2,6 +2,7 @@ import type { Database } from "@app/kit/db";
 import type { SecretBox } from "../crypto/secret-box.js";
 import type { PlatformDB } from "../db/schema.js";
 import { fail, name } from "./args.js";
+import { secretsRepo } from "./secrets-repo.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** Additional data binding a sealed secret to its app and name (a copied row fails to open). */
@@ -12,46 +13,24 @@ const aadOf = (appId: string, secretName: string) => `secret:${appId}:${secretNa
  * events. Shared by the SDK and the admin secrets routes so both use one format.
  */
 export function secretsStore(database: Database<PlatformDB>, box: SecretBox, maxBytes: number) {
+  const repo = secretsRepo(database);
   return {
     async get(appId: string, secretName: string): Promise<unknown> {
-      const r = await database.db
-        .selectFrom("secrets")
-        .select("value_enc")
-        .where("app_id", "=", appId)
-        .where("name", "=", secretName)
-        .executeTakeFirst();
-      return r ? JSON.parse(box.openString(r.value_enc, aadOf(appId, secretName))) : null;
+      const sealed = await repo.sealed(appId, secretName);
+      return sealed === null ? null : JSON.parse(box.openString(sealed, aadOf(appId, secretName)));
     },
     /** Returns false when the JSON text of the value is over the byte cap. */
     async set(appId: string, secretName: string, value: unknown, now: string): Promise<boolean> {
       const text = JSON.stringify(value === undefined ? null : value);
       if (Buffer.byteLength(text, "utf8") > maxBytes) return false;
       const sealed = box.seal(text, aadOf(appId, secretName));
-      await database.db
-        .insertInto("secrets")
-        .values({ app_id: appId, name: secretName, value_enc: sealed, updated_at: now })
-        .onConflict((oc) =>
-          oc.columns(["app_id", "name"]).doUpdateSet({ value_enc: sealed, updated_at: now }),
-        )
-        .execute();
+      await repo.upsert(appId, secretName, sealed, now);
       return true;
     },
-    async delete(appId: string, secretName: string): Promise<boolean> {
-      const r = await database.db
-        .deleteFrom("secrets")
-        .where("app_id", "=", appId)
-        .where("name", "=", secretName)
-        .executeTakeFirst();
-      return Number(r.numDeletedRows) > 0;
-    },
+    delete: (appId: string, secretName: string): Promise<boolean> => repo.delete(appId, secretName),
     /** Names and updated_at only; values are never listed. */
     async list(appId: string): Promise<{ name: string; updated_at: string }[]> {
-      const rows = await database.db
-        .selectFrom("secrets")
-        .select(["name", "updated_at"])
-        .where("app_id", "=", appId)
-        .orderBy("name")
-        .execute();
+      const rows = await repo.names(appId);
       return rows.map((r) => ({ name: r.name, updated_at: database.dialect.fromTimestamp(r.updated_at) }));
     },
   };
