@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,41 +10,10 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, buildApp } from "../src/app.js";
 import { envSpec } from "../src/config.js";
+import { ensureDashboardBuilt, setSource } from "./dashboard-kit.js";
 
-const DASHBOARD = fileURLToPath(new URL("../dashboard/", import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL("../.test-artifacts/dashboard/", import.meta.url));
 const ADMIN = { username: "root-admin", password: "correct horse battery staple" };
-
-/** Newest modification time under a folder (the dashboard sources). */
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs);
-  }
-  return newest;
-}
-
-/**
- * `npm ci` builds the dashboard (root prepare → workspace build); build it here too when dist is
- * missing or older than the sources, so the test never exercises a stale bundle.
- */
-async function ensureDashboardBuilt(): Promise<void> {
-  const built = await stat(join(DASHBOARD, "dist", "index.html")).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
-  if (built > (await newestMtime(join(DASHBOARD, "src")))) return;
-  const { build } = await import("vite");
-  await build({ root: DASHBOARD, configFile: join(DASHBOARD, "vite.config.ts"), logLevel: "warn" });
-}
-
-/** Replace the editor's whole text the way a user would (select all, type). */
-async function setSource(page: Page, source: string): Promise<void> {
-  await page.locator(".cm-content").click();
-  await page.keyboard.press("Control+A");
-  await page.keyboard.press("Delete");
-  await page.keyboard.insertText(source);
-}
 
 /** Call a user route on the test server with a chosen Host header (the host selects the app). */
 function callWithHost(

@@ -1,4 +1,4 @@
-import { mkdir, readdir, stat } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadEnv } from "@app/kit/config";
@@ -9,28 +9,10 @@ import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BuiltApp, buildApp } from "../../src/app.js";
 import { envSpec } from "../../src/config.js";
+import { ensureDashboardBuilt, setSource } from "../dashboard-kit.js";
 
-const DASHBOARD = fileURLToPath(new URL("../../dashboard/", import.meta.url));
 const ARTIFACTS = fileURLToPath(new URL("../../.test-artifacts/authoring/", import.meta.url));
 const ADMIN = { username: "author", password: "correct horse battery staple" };
-
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true }))
-    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs);
-  return newest;
-}
-
-/** Build the dashboard when dist is missing or older than its sources (as the dashboard test does). */
-async function ensureDashboardBuilt(): Promise<void> {
-  const built = await stat(join(DASHBOARD, "dist", "index.html")).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
-  if (built > (await newestMtime(join(DASHBOARD, "src")))) return;
-  const { build } = await import("vite");
-  await build({ root: DASHBOARD, configFile: join(DASHBOARD, "vite.config.ts"), logLevel: "warn" });
-}
 
 const RUNTIME_BUG = `interface Visit { page: string }
 export default async function (ctx: Context) {
@@ -68,12 +50,6 @@ describe("the author's path in Chromium: TypeScript, completion, draft runs, ver
   }
   const shot = (page: Page, name: string) =>
     page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-  async function setSource(page: Page, source: string) {
-    await page.locator(".cm-content").click();
-    await page.keyboard.press("Control+A");
-    await page.keyboard.press("Delete");
-    await page.keyboard.insertText(source);
-  }
 
   beforeAll(async () => {
     const env = await createTestEnv("script_platform");
