@@ -71,6 +71,121 @@ function cycles(graph: Map<string, Set<string>>): string[][] {
   return out;
 }
 
+// Only repository modules touch SQL (DESIGN; issue #10 item 6): routes stay thin and domain
+// modules are testable without HTTP. A repository is a file under db/, a `*-repo.ts` or a
+// `repository.ts`; anything else that builds, compiles or runs a query fails here.
+const isRepository = (rel: string) =>
+  rel.startsWith("db/") || /(^|\/)[^/]+-repo\.ts$/.test(rel) || /(^|\/)repository\.ts$/.test(rel);
+
+const SQL_USES: { name: string; re: RegExp }[] = [
+  {
+    name: "Kysely query builder",
+    re: /\.(?:selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|with)\s*\(/,
+  },
+  { name: "running a query", re: /\.(?:execute|executeTakeFirst|executeTakeFirstOrThrow|executeQuery)\s*\(/ },
+  {
+    name: "sql template",
+    re: /\bsql\s*(?:<[^>\n]*>\s*)?`|\bsql\.(?:raw|ref|lit|id|join|table|val|value)\s*\(/,
+  },
+  { name: "sql import", re: /import\s*\{[^}]*(?<!type\s)\bsql\b[^}]*\}\s*from\s*"(?:@app\/kit\/db|kysely)"/ },
+  { name: "compiled or prepared statement", re: /\bCompiledQuery\b|\bpreparedQuery\s*\(/ },
+  { name: "row lock", re: /\.(?:forUpdate|forShare|forUpdateSkipLocked)\s*\(/ },
+];
+
+/** Comments blanked out (line numbers kept), so prose about queries does not count. */
+function withoutComments(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, " "))
+    .replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+}
+
+/** Lines of `text` that use SQL, as `line: text (what)`. */
+function sqlUses(text: string): { line: number; text: string; what: string }[] {
+  const code = withoutComments(text);
+  const lines = code.split("\n");
+  const out: { line: number; text: string; what: string }[] = [];
+  lines.forEach((l, i) => {
+    const hit = SQL_USES.find((u) => u.re.test(l));
+    if (hit) out.push({ line: i + 1, text: l.trim(), what: hit.name });
+  });
+  // An import spanning several lines: judge the whole statement.
+  for (const m of code.matchAll(/import\s*\{[^}]*\}\s*from\s*"[^"]+"/g)) {
+    const stmt = m[0].replace(/\s+/g, " ");
+    const line = code.slice(0, m.index).split("\n").length;
+    if (SQL_USES[3]?.re.test(stmt) && !out.some((o) => o.line === line))
+      out.push({ line, text: stmt, what: "sql import" });
+  }
+  return out;
+}
+
+/**
+ * Non-repository files that may still hold SQL, each with the most lines it may have and why.
+ * Keep it short; an entry whose file no longer holds SQL fails the test (remove it).
+ */
+const SQL_ALLOWED: { file: string; max: number; reason: string }[] = [
+  {
+    file: "dispatch/group-commit.ts",
+    max: 4,
+    reason: "multiRowStatement runs statements built in outbox-repo/executions-repo; names no table",
+  },
+  { file: "control/route-table.ts", max: 3, reason: "owned by another helper (route table), in progress" },
+  { file: "execution/runtime.ts", max: 2, reason: "owned by another helper (engine runtime), in progress" },
+  { file: "sdk/pubsub.ts", max: 4, reason: "owned by platform-triggers, in progress" },
+];
+
+describe("SQL only in repository modules", () => {
+  it("recognises queries, sql templates and raw statements (a route that queries fails)", () => {
+    const route = [
+      'import { sql } from "@app/kit/db";',
+      '// database.db.selectFrom("apps") in a comment does not count',
+      'app.get("/x", async () => database.db.selectFrom("apps").selectAll().execute());',
+      "await sql`LOCK TABLE admins`.execute(trx);",
+      "const r = await trx",
+      '  .deleteFrom("routes")',
+      '  .where("id", "=", id)',
+      "  .executeTakeFirst();",
+      "await d.forUpdate(q);",
+      'const url = "http://example.com"; const n = items.filter(Boolean).length;',
+      "import {",
+      "  type Database,",
+      "  sql,",
+      '} from "@app/kit/db";',
+    ].join("\n");
+    expect(sqlUses(route).map((u) => u.line)).toEqual([1, 3, 4, 6, 8, 9, 11]);
+    expect(sqlUses('import { type Database, type Kysely } from "@app/kit/db";')).toEqual([]);
+    expect(isRepository("control/apps-repo.ts")).toBe(true);
+    expect(isRepository("triggers/repository.ts")).toBe(true);
+    expect(isRepository("db/migrations/0001_control_plane.ts")).toBe(true);
+    expect(isRepository("http/routes/apps.ts")).toBe(false);
+    expect(isRepository("control/repo-helpers.ts")).toBe(false);
+  });
+
+  const found = sources(SRC)
+    .map((f) => relative(SRC, f))
+    .filter((rel) => !isRepository(rel))
+    .map((rel) => ({ rel, uses: sqlUses(readFileSync(join(SRC, rel), "utf8")) }))
+    .filter((f) => f.uses.length > 0);
+
+  it("has no SQL outside db/ and repository modules (beyond the allow-list)", () => {
+    const offending = found.flatMap((f) => {
+      const allowed = SQL_ALLOWED.find((a) => a.file === f.rel);
+      if (allowed && f.uses.length <= allowed.max) return [];
+      return f.uses.map((u) => `${f.rel}:${u.line} ${u.what}: ${u.text}`);
+    });
+    expect(offending).toEqual([]);
+  });
+
+  it("keeps the allow-list honest (every entry still needed, each with a reason)", () => {
+    for (const a of SQL_ALLOWED) {
+      expect(a.reason.length, a.file).toBeGreaterThan(10);
+      expect(
+        found.some((f) => f.rel === a.file),
+        `${a.file} holds no SQL any more: remove it from SQL_ALLOWED`,
+      ).toBe(true);
+    }
+  });
+});
+
 describe("module structure of src/", () => {
   const files = sources(SRC);
   const fileGraph = new Map(
