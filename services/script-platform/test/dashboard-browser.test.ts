@@ -1,16 +1,9 @@
-import { mkdir } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadEnv } from "@app/kit/config";
-import { createTestEnv } from "@app/kit/db/testing";
-import { captureLogger } from "@app/kit/logger";
-import { launchChromium } from "@app/kit/testing/browser";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BuiltApp, buildApp } from "../src/app.js";
-import { envSpec } from "../src/config.js";
-import { ensureDashboardBuilt, setSource } from "./dashboard-kit.js";
+import { type DashboardFixture, setSource, startDashboard } from "./dashboard-kit.js";
 
 const ARTIFACTS = fileURLToPath(new URL("../.test-artifacts/dashboard/", import.meta.url));
 const ADMIN = { username: "root-admin", password: "correct horse battery staple" };
@@ -50,57 +43,26 @@ const FIXED = `export default async function (ctx) {
 `;
 
 describe("admin dashboard in headless Chromium against the real platform", () => {
-  let built: BuiltApp;
-  let cleanup: () => Promise<void>;
-  let browser: Browser;
+  let fx: DashboardFixture;
   let origin: string;
   let port: number;
-
-  async function openPage(viewport = { width: 1100, height: 900 }) {
-    const page = await browser.newPage({ viewport });
-    page.setDefaultTimeout(15_000);
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    // Deletes ask for confirmation first.
-    page.on("dialog", (d) => void d.accept());
-    return { page, errors };
-  }
-
-  async function logIn(page: Page) {
-    await page.goto(`${origin}/admin/`);
-    await page.fill('input[name="username"]', ADMIN.username);
-    await page.fill('input[name="password"]', ADMIN.password);
-    await page.click('button[type="submit"]');
-    await page.getByRole("button", { name: "Log out" }).waitFor();
-  }
+  const openPage = (viewport?: { width: number; height: number }) => fx.openPage(viewport);
+  const logIn = (page: Page) => fx.logIn(page, origin);
 
   beforeAll(async () => {
-    const env = await createTestEnv("script_platform");
-    cleanup = env.cleanup;
-    await Promise.all([ensureDashboardBuilt(), mkdir(ARTIFACTS, { recursive: true })]);
-    const config = loadEnv(envSpec, {
-      DATA_DIR: env.dataDir,
-      DATABASE_URL: env.databaseUrl,
-      PLATFORM_ADMIN_USERNAME: ADMIN.username,
-      PLATFORM_ADMIN_PASSWORD: ADMIN.password,
+    fx = await startDashboard({
+      admin: ADMIN,
+      artifacts: ARTIFACTS,
       // One attempt: a failing async run becomes a dead letter at once.
-      PLATFORM_TRIGGER_MAX_ATTEMPTS: "1",
+      env: { PLATFORM_TRIGGER_MAX_ATTEMPTS: "1" },
     });
-    built = await buildApp(config, { logger: captureLogger().logger });
-    await built.app.listen({ host: "127.0.0.1", port: 0 });
-    port = (built.app.server.address() as { port: number }).port;
+    port = fx.port;
     // Chromium resolves *.localhost to loopback: the app claims this host, so the page's own
     // origin selects the app for user routes and the match tester.
     origin = `http://demo.localhost:${port}`;
-    browser = await launchChromium();
   }, 90_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await built?.app.close();
-    await built?.close();
-    await cleanup?.();
-  });
+  afterAll(async () => fx?.close());
 
   it("logs in, creates an app and a script, shows a save error at its line, routes and runs it", async () => {
     const { page, errors: pageErrors } = await openPage();

@@ -1,15 +1,9 @@
-import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { loadEnv } from "@app/kit/config";
-import { createTestEnv } from "@app/kit/db/testing";
-import { captureLogger } from "@app/kit/logger";
-import { launchChromium } from "@app/kit/testing/browser";
-import type { Browser, Page } from "playwright-core";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type BuiltApp, buildApp } from "../../src/app.js";
-import { envSpec } from "../../src/config.js";
-import { ensureDashboardBuilt, setSource } from "../dashboard-kit.js";
+import type { BuiltApp } from "../../src/app.js";
+import { type DashboardFixture, setSource, startDashboard } from "../dashboard-kit.js";
 
 const ARTIFACTS = fileURLToPath(new URL("../../.test-artifacts/authoring/", import.meta.url));
 const ADMIN = { username: "author", password: "correct horse battery staple" };
@@ -29,58 +23,36 @@ export default async function (ctx: Context) {
 `;
 
 describe("the author's path in Chromium: TypeScript, completion, draft runs, versions, live tail, API keys", () => {
+  let fx: DashboardFixture;
   let built: BuiltApp;
-  let cleanup: () => Promise<void>;
-  let browser: Browser;
   let origin: string;
   let appId: string;
 
   async function openPage(viewport: { width: number; height: number }) {
-    const page = await browser.newPage({ viewport });
-    page.setDefaultTimeout(15_000);
-    const errors: string[] = [];
-    page.on("pageerror", (e) => errors.push(e.message));
-    page.on("dialog", (d) => void d.accept());
-    await page.goto(`${origin}/admin/`);
-    await page.fill('input[name="username"]', ADMIN.username);
-    await page.fill('input[name="password"]', ADMIN.password);
-    await page.click('button[type="submit"]');
-    await page.getByRole("button", { name: "Log out" }).waitFor();
-    return { page, errors };
+    const opened = await fx.openPage(viewport);
+    await fx.logIn(opened.page, origin);
+    return opened;
   }
   const shot = (page: Page, name: string) =>
     page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
   beforeAll(async () => {
-    const env = await createTestEnv("script_platform");
-    cleanup = env.cleanup;
-    await Promise.all([ensureDashboardBuilt(), mkdir(ARTIFACTS, { recursive: true })]);
-    const config = loadEnv(envSpec, {
-      DATA_DIR: env.dataDir,
-      DATABASE_URL: env.databaseUrl,
-      PLATFORM_ADMIN_USERNAME: ADMIN.username,
-      PLATFORM_ADMIN_PASSWORD: ADMIN.password,
-      PLATFORM_TRIGGER_MAX_ATTEMPTS: "1",
+    fx = await startDashboard({
+      admin: ADMIN,
+      artifacts: ARTIFACTS,
+      env: { PLATFORM_TRIGGER_MAX_ATTEMPTS: "1" },
     });
-    built = await buildApp(config, { logger: captureLogger().logger });
-    await built.app.listen({ host: "127.0.0.1", port: 0 });
-    const port = (built.app.server.address() as { port: number }).port;
-    origin = `http://localhost:${port}`;
+    built = fx.built;
+    origin = `http://localhost:${fx.port}`;
     const app = await built.ctx.database.db
       .selectFrom("apps")
       .select("id")
       .where("slug", "=", "default")
       .executeTakeFirst();
     appId = app?.id ?? "";
-    browser = await launchChromium();
   }, 120_000);
 
-  afterAll(async () => {
-    await browser?.close();
-    await built?.app.close();
-    await built?.close();
-    await cleanup?.();
-  });
+  afterAll(async () => fx?.close());
 
   it("writes TypeScript with completion, runs the draft, sees the error line, fixes, saves, restores", async () => {
     const { page, errors } = await openPage({ width: 1366, height: 900 });
