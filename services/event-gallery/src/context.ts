@@ -60,6 +60,8 @@ export interface AuthedUser {
   role: Role;
   is_banned: boolean;
   sessionId: string;
+  /** The feed stamp read with the session row (migration 010), when the session check read it. */
+  feedStamp?: number;
 }
 /**
  * The parts of an HTTP request the session check and the limits read. A FastifyRequest is one;

@@ -58,6 +58,8 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
         role: row.role,
         is_banned: row.is_banned === 1,
         sessionId: row.session_id,
+        // PostgreSQL hands a bigint back as a string.
+        ...(row.feed_stamp !== null ? { feedStamp: Number(row.feed_stamp) } : {}),
       };
       if (opts.minRole && !roleAtLeast(user.role, opts.minRole)) throw forbidden();
       if (opts.write && user.is_banned) throw forbidden("Your account is read-only.", "banned");

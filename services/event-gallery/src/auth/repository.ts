@@ -12,6 +12,8 @@ export interface SessionUserRow {
   display_name: string;
   role: Role;
   is_banned: number;
+  /** The feed stamp (migration 010), read in the same statement: no extra round trip for /feed. */
+  feed_stamp: number | string | null;
 }
 
 export async function insertSession(
@@ -57,6 +59,8 @@ const liveSessionStatement = preparedQuery((db: Db, p: { sessionId: string; nowI
       "users.display_name",
       "users.role",
       "users.is_banned",
+      (eb) =>
+        eb.selectFrom("feed_stamp").select("feed_stamp.n").where("feed_stamp.id", "=", 1).as("feed_stamp"),
     ])
     .where("sessions.id", "=", p.sessionId)
     .where("sessions.revoked_at", "is", null)

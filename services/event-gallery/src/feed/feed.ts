@@ -1,8 +1,9 @@
 import { toIso } from "@app/kit/clock";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
+import { type FeedPageCache, PageTemplate } from "./page-cache.js";
 import * as repo from "./repository.js";
-import { type FeedItem, loadFeedItems, toFeedItem } from "./serialize.js";
+import { type FeedItem, itemIso, loadFeedItems } from "./serialize.js";
 import { normalizeTagFilter } from "./tags.js";
 
 export const FEED_LIMIT_DEFAULT = 30;
@@ -57,8 +58,18 @@ async function viewerOf(ctx: GalleryContext, user: AuthedUser) {
 
 const deltaCursorNow = (ctx: GalleryContext) => encode([toIso(ctx.clock.now() - DELTA_SETTLE_MS), ""]);
 
-/** GET /feed: newest first, keyset on (created_at, id), filters AND-ed. */
-export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: FeedQuery): Promise<FeedPage> {
+/**
+ * GET /feed: newest first, keyset on (created_at, id), filters AND-ed. Answers the page as JSON
+ * text (a FeedPage). The viewer-independent part comes from `pages` while the feed stamp is the
+ * one it was built under (the stamp is read with the session, before the page); the viewer's
+ * `liked_by_me` (one indexed read), media token and delta cursor are filled in per request.
+ */
+export async function readFeed(
+  ctx: GalleryContext,
+  user: AuthedUser,
+  query: FeedQuery,
+  pages: FeedPageCache | null = null,
+): Promise<string> {
   const settings = await ctx.settings.all();
   await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
@@ -80,23 +91,33 @@ export async function readFeed(ctx: GalleryContext, user: AuthedUser, query: Fee
     if (tags.length > 0) tagsAny.push([...new Set(tags)].slice(0, 30));
     else impossible = true;
   }
-  if (impossible) return { items: [], next_cursor: null, delta_cursor: deltaCursor };
+  if (impossible) return JSON.stringify({ items: [], next_cursor: null, delta_cursor: deltaCursor });
 
-  const viewer = await viewerOf(ctx, user);
-  const rows = await repo.feedItemsPage(
-    ctx.database.reader,
-    { tagsAny, uploader: query.uploader ?? null },
-    before ? { created_at: before[0], id: before[1] } : null,
-    limit + 1,
-    user.id,
-  );
-  const items = rows.slice(0, limit).map((r) => toFeedItem(r, viewer));
-  const last = items.at(-1);
-  return {
-    items,
-    next_cursor: rows.length > limit && last ? encode([last.created_at, last.id]) : null,
-    delta_cursor: deltaCursor,
-  };
+  const { reader } = ctx.database;
+  const filter = { tagsAny, uploader: query.uploader ?? null };
+  // The stamp must be read before the page statement runs (see FeedPageCache).
+  const stamp = user.feedStamp ?? (await repo.feedStamp(reader));
+  const key = JSON.stringify([limit, before, tagsAny, filter.uploader]);
+  let page = pages?.get(stamp, key);
+  if (!page) {
+    const rows = await repo.feedItemsPage(
+      reader,
+      filter,
+      before ? { created_at: before[0], id: before[1] } : null,
+      limit + 1,
+      "",
+    );
+    const shown = rows.slice(0, limit);
+    const last = shown.at(-1);
+    const next = rows.length > limit && last ? encode([itemIso(last.created_at), last.id]) : null;
+    page = PageTemplate.of(shown, next);
+    pages?.set(stamp, key, page);
+  }
+  const [liked, token] = await Promise.all([
+    repo.likedAmong(reader, user.id, page.ids),
+    ctx.auth.mediaToken(user),
+  ]);
+  return page.render(encodeURIComponent(token), liked, deltaCursor);
 }
 
 /** A place in a change stream: (changed_at, id), the order of both change indexes. */

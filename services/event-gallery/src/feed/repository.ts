@@ -327,3 +327,28 @@ const inArray = (db: Db, ref: string, list: unknown) =>
     : sql<SqlBool>`${sql.ref(ref)} in (select value from json_each(${list}))`;
 
 const isoOf = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
+
+/** The feed stamp (migration 010): bumped by trigger in every transaction that changes a page. */
+export async function feedStamp(db: Db): Promise<number> {
+  const [row] = await stampStatement(db, {});
+  return Number(row?.n ?? 0);
+}
+
+const stampStatement = preparedQuery((db: Db, _p: Record<string, never>) =>
+  db.selectFrom("feed_stamp").select("n").where("id", "=", 1),
+);
+
+/** Which of `ids` the viewer liked (the per-viewer part of a cached page). One prepared statement. */
+export async function likedAmong(db: Db, viewerId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await likedStatement(db, { viewer: viewerId, ids: arrayParam(db, ids) });
+  return new Set(rows.map((r) => r.upload_id));
+}
+
+const likedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown }) =>
+  db
+    .selectFrom("likes as l")
+    .select("l.upload_id")
+    .where("l.user_id", "=", p.viewer)
+    .where(inArray(db, "l.upload_id", p.ids)),
+);

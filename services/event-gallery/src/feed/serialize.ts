@@ -38,7 +38,7 @@ export type MediaVariant = (typeof MEDIA_VARIANTS)[number];
 
 // Both backends hand back RFC 3339 UTC strings (the kit's PostgreSQL type parsers convert);
 // only a Date (a driver without them) or another format needs parsing.
-const toIso = (v: unknown) =>
+export const itemIso = (v: unknown): string =>
   typeof v === "string" && v.length === 24 && v.endsWith("Z")
     ? v
     : v instanceof Date
@@ -79,8 +79,8 @@ export function toFeedItem(r: ItemRow, viewer: FeedViewer): FeedItem {
     hashtags: r.tags ? r.tags.split(",").sort() : [],
     media_type: r.media_type,
     mime_type: r.mime_type,
-    created_at: toIso(r.created_at),
-    updated_at: toIso(r.updated_at),
+    created_at: itemIso(r.created_at),
+    updated_at: itemIso(r.updated_at),
     like_count: Number(r.like_count ?? 0),
     comment_count: Number(r.comment_count ?? 0),
     // SQLite answers EXISTS with 0/1, PostgreSQL with a boolean.

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { listUploaders, readDelta, readFeed } from "../../feed/feed.js";
+import { FeedPageCache } from "../../feed/page-cache.js";
 import { readMine } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
 import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
@@ -15,6 +16,8 @@ const DeltaQuery = z.object({ limit: q, cursor: q });
 /** GET /feed, /feed/delta, /uploaders. */
 export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
   const api = typed(app);
+  // This app's feed pages (one cache per app instance, checked against the database's stamp).
+  const pages = new FeedPageCache();
   api.get(
     "/feed",
     {
@@ -24,10 +27,12 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
         response: { 200: z.union([FeedPage, MyUploads]), ...errors(401, 422, 429) },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
       if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
-      return readFeed(ctx, req.principal, req.query);
+      // Already JSON text (a FeedPage, built from a cached template): sent as it is.
+      const json = await readFeed(ctx, req.principal, req.query, pages);
+      return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
 

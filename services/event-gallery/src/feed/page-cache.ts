@@ -1,0 +1,109 @@
+import type { ItemRow } from "./repository.js";
+import { toFeedItem } from "./serialize.js";
+
+/**
+ * A feed page as JSON text with holes for what differs between viewers: the media token of every
+ * media URL and each item's `liked_by_me`, plus the request's `delta_cursor`. Everything else
+ * (items, counts, paths, names, tags, next cursor) is the same for every viewer of the same
+ * (filters, cursor, limit) while the feed stamp stays the same, so it is built and serialized once.
+ */
+export class PageTemplate {
+  /** `holes[i]` sits between `parts[i]` and `parts[i + 1]`. */
+  private readonly parts: string[] = [];
+  private readonly holes: number[] = [];
+  private current = "";
+
+  private constructor(readonly ids: readonly string[]) {}
+
+  /** Build from the page's rows (already cut to the limit) and its next cursor. */
+  static of(rows: readonly ItemRow[], nextCursor: string | null): PageTemplate {
+    const t = new PageTemplate(rows.map((r) => r.id));
+    t.lit('{"items":[');
+    rows.forEach((r, i) => {
+      if (i > 0) t.lit(",");
+      t.item(r, i);
+    });
+    t.lit(`],"next_cursor":${JSON.stringify(nextCursor)},"delta_cursor":"`);
+    t.hole(DELTA);
+    t.lit('"}');
+    t.parts.push(t.current);
+    return t;
+  }
+
+  /**
+   * The page for one viewer. `token` must be URL-safe as it is (the caller encodes it), and
+   * `deltaCursor` base64url: neither needs JSON escaping.
+   */
+  render(token: string, liked: ReadonlySet<string>, deltaCursor: string): string {
+    let out = this.parts[0] as string;
+    for (let i = 0; i < this.holes.length; i++) {
+      const h = this.holes[i] as number;
+      out +=
+        h === TOKEN ? token : h === DELTA ? deltaCursor : liked.has(this.ids[h] as string) ? "true" : "false";
+      out += this.parts[i + 1];
+    }
+    return out;
+  }
+
+  private lit(s: string) {
+    this.current += s;
+  }
+
+  private hole(h: number) {
+    this.parts.push(this.current);
+    this.holes.push(h);
+    this.current = "";
+  }
+
+  /** The item exactly as toFeedItem shapes it (same keys, same order), viewer parts as holes. */
+  private item(r: ItemRow, index: number) {
+    const item = toFeedItem(r, { id: "", mediaToken: "" });
+    let sep = "{";
+    for (const [k, v] of Object.entries(item)) {
+      this.lit(`${sep}${JSON.stringify(k)}:`);
+      sep = ",";
+      if (k === "liked_by_me") this.hole(index);
+      else if (URL_KEYS.has(k) && typeof v === "string") {
+        // "...?t=" then the token, then the closing quote.
+        this.lit(JSON.stringify(v).slice(0, -1));
+        this.hole(TOKEN);
+        this.lit('"');
+      } else this.lit(JSON.stringify(v));
+    }
+    this.lit("}");
+  }
+}
+
+const TOKEN = -1;
+const DELTA = -2;
+const URL_KEYS = new Set(["original_url", "preview_url", "display_url", "thumbnail_url"]);
+
+/**
+ * Page templates of one process, valid for one feed stamp. A request brings the stamp it read
+ * (before any page statement ran, so a page built after that read is never older than its stamp):
+ * a newer stamp drops every page; an older one is served from the database and not kept. Bounded.
+ */
+export class FeedPageCache {
+  private stamp = Number.NEGATIVE_INFINITY;
+  private readonly pages = new Map<string, PageTemplate>();
+
+  constructor(private readonly cap = 500) {}
+
+  get(stamp: number, key: string): PageTemplate | undefined {
+    return stamp === this.stamp ? this.pages.get(key) : undefined;
+  }
+
+  set(stamp: number, key: string, page: PageTemplate): void {
+    if (!Number.isFinite(stamp)) return;
+    if (stamp > this.stamp) {
+      this.pages.clear();
+      this.stamp = stamp;
+    }
+    if (stamp !== this.stamp) return;
+    if (this.pages.size >= this.cap) {
+      const oldest = this.pages.keys().next().value;
+      if (oldest !== undefined) this.pages.delete(oldest);
+    }
+    this.pages.set(key, page);
+  }
+}
