@@ -1,11 +1,19 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { launchChromium } from "@app/kit/testing/browser";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { patchedStream, viewerLangPatches } from "../../src/export/viewer-lang.js";
+import yazl from "yazl";
+import {
+  patchedStream,
+  VIEWER_LANG_ENTRY,
+  viewerLangPatches,
+  viewerLangScript,
+} from "../../src/export/viewer-lang.js";
 import { type Gallery, startGallery } from "../core/harness.js";
 import { ARTIFACTS } from "../web-dist.js";
 import { addUpload, zipEntry, zipNames, zipTest } from "./fixtures.js";
@@ -144,5 +152,41 @@ describe("Memories viewer in the downloader's language", () => {
     ]);
     for await (const c of s) out.push(c as Buffer);
     expect(Buffer.concat(out).toString()).toBe("01XYZ56789abcd!!");
+  });
+});
+
+describe("Memories language patch on a zip64 archive", () => {
+  it("finds the central directory through the zip64 end record (archives past 4 GiB) and patches it", async () => {
+    // A keepsake over 4 GiB puts its central directory behind a zip64 end record; yazl writes
+    // one on request, so a small archive shows the same layout.
+    const dir = mkdtempSync(join(tmpdir(), "viewer-lang-zip64-"));
+    try {
+      const zip = new yazl.ZipFile();
+      zip.addReadStream(Readable.from([viewerLangScript(null)]), VIEWER_LANG_ENTRY, { compress: false });
+      zip.addBuffer(Buffer.from("<!doctype html><title>Memories</title>"), "index.html");
+      zip.end({ forceZip64Format: true });
+      const stored = join(dir, "stored.zip");
+      await pipeline(zip.outputStream, createWriteStream(stored));
+      const bytes = readFileSync(stored);
+      // The plain end record points at the zip64 one: central directory offset 0xffffffff.
+      expect(bytes.readUInt32LE(bytes.length - 22 + 16)).toBe(0xffffffff);
+
+      const handle = await open(stored, "r");
+      try {
+        const patches = await viewerLangPatches(handle, bytes.length, "de");
+        expect(patches).not.toBeNull();
+        const served = join(dir, "served.zip");
+        await pipeline(
+          patchedStream(handle.createReadStream({ start: 0 }), patches ?? []),
+          createWriteStream(served),
+        );
+        expect(zipTest(served)).toContain("No errors detected");
+        expect(zipEntry(served, VIEWER_LANG_ENTRY).toString()).toBe(viewerLangScript("de").toString());
+      } finally {
+        await handle.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
