@@ -1,13 +1,8 @@
-import type { Database } from "@app/kit/db";
+import type { Database, Selectable } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 
 /** A registered topic as stored (`external` 0/1; created_at as the backend returns it). */
-export interface TopicRow {
-  app_id: string;
-  name: string;
-  external: number;
-  created_at: string;
-}
+export type TopicRow = Selectable<PlatformDB["topics"]>;
 
 /** SQL for the topics table. */
 export function topicsRepo(database: Database<PlatformDB>) {

@@ -4,12 +4,7 @@ import type { PlatformDB } from "../db/schema.js";
 type Db = Kysely<PlatformDB>;
 
 /** A stored document: `body` is JSON text; timestamps as the backend returns them. */
-export interface DocRow {
-  id: string;
-  body: string;
-  created_at: string;
-  updated_at: string;
-}
+export type DocRow = Pick<PlatformDB["docs"], "id" | "body" | "created_at" | "updated_at">;
 
 const COLUMNS = ["id", "body", "created_at", "updated_at"] as const;
 

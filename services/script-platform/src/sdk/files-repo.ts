@@ -4,17 +4,7 @@ import type { PlatformDB } from "../db/schema.js";
 type Db = Kysely<PlatformDB>;
 
 /** A file's metadata row (timestamps as the backend returns them: dialect.fromTimestamp). */
-export interface FileRow {
-  collection: string;
-  name: string;
-  content_type: string;
-  size: number;
-  sha256: string;
-  /** Path of the blob relative to PLATFORM_FILES_ROOT. */
-  path: string;
-  created_at: string;
-  updated_at: string;
-}
+export type FileRow = Omit<PlatformDB["files"], "app_id">;
 
 const COLUMNS = [
   "collection",
