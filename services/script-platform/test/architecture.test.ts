@@ -80,7 +80,7 @@ const isRepository = (rel: string) =>
 const SQL_USES: { name: string; re: RegExp }[] = [
   {
     name: "Kysely query builder",
-    re: /\.(?:selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto|with)\s*\(/,
+    re: /\.(?:selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)\s*\(/,
   },
   { name: "running a query", re: /\.(?:execute|executeTakeFirst|executeTakeFirstOrThrow|executeQuery)\s*\(/ },
   {
