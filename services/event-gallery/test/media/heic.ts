@@ -1,7 +1,4 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
-
-const run = promisify(execFile);
+import { ffmpegFromSource } from "./ffmpeg.js";
 
 /**
  * A real HEIC still image: ffmpeg's x265 encodes one frame, and this wraps the bitstream in the
@@ -9,16 +6,9 @@ const run = promisify(execFile);
  * reads. The prebuilt sharp has no HEVC decoder, so this exercises the WASM decoder path.
  */
 export async function makeHeic(width: number, height: number): Promise<Buffer> {
-  const { stdout } = await run(
-    "ffmpeg",
+  const stdout = await ffmpegFromSource(
+    `testsrc=size=${width}x${height}`,
     [
-      "-hide_banner",
-      "-loglevel",
-      "error",
-      "-f",
-      "lavfi",
-      "-i",
-      `testsrc=size=${width}x${height}`,
       "-frames:v",
       "1",
       "-c:v",
@@ -29,9 +19,8 @@ export async function makeHeic(width: number, height: number): Promise<Buffer> {
       "yuv420p",
       "-f",
       "hevc",
-      "pipe:1",
     ],
-    { encoding: "buffer", maxBuffer: 16 * 1024 * 1024 },
+    "hevc",
   );
   const nals = splitAnnexB(stdout);
   const type = (n: Buffer) => ((n[0] ?? 0) >> 1) & 0x3f;

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { LightMyRequestResponse } from "fastify";
@@ -9,10 +8,11 @@ import type { Settings } from "../../src/context.js";
 import { createDerivativeWorker, type DerivativeWorkerOptions } from "../../src/derivatives/worker.js";
 import type { EditableSettingsStore } from "../../src/settings/store.js";
 import { type Gallery, startGallery } from "../core/harness.js";
+import { ffmpegFromSource } from "./ffmpeg.js";
 
 export { type Gallery, startGallery };
 
-const run = promisify(execFile);
+const _run = promisify(execFile);
 
 /** A multipart body as a browser would send it (fields first, then the file). */
 export async function multipart(
@@ -87,25 +87,8 @@ export async function rotatedJpeg(): Promise<Buffer> {
 }
 
 /** A real one-second MP4 made by ffmpeg. */
-export async function testMp4(): Promise<Buffer> {
-  const out = join(tmpdir(), `eg-test-${process.pid}-${Math.random().toString(36).slice(2)}.mp4`);
-  await run("ffmpeg", [
-    "-hide_banner",
-    "-loglevel",
-    "error",
-    "-f",
-    "lavfi",
-    "-i",
-    "testsrc=duration=1:size=320x240:rate=10",
-    "-pix_fmt",
-    "yuv420p",
-    "-y",
-    out,
-  ]);
-  const data = await readFile(out);
-  await run("rm", ["-f", out]);
-  return data;
-}
+export const testMp4 = (): Promise<Buffer> =>
+  ffmpegFromSource("testsrc=duration=1:size=320x240:rate=10", ["-pix_fmt", "yuv420p"], "mp4");
 
 /** Change runtime settings the way PATCH /admin/config does. */
 export async function setSettings(g: Gallery, patch: Partial<Settings>): Promise<void> {

@@ -1,11 +1,11 @@
 import { execFile } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { Page } from "playwright-core";
 import sharp from "sharp";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Item } from "../../src/http/schemas.js";
+import { ffmpegFromSource } from "../media/ffmpeg.js";
 import { multipart } from "../media/helpers.js";
 import { ARTIFACTS } from "../web-dist.js";
 import { axeCheck, type BrowserGallery, LAPTOP, PHONE, startBrowserGallery } from "./browser-kit.js";
@@ -17,12 +17,12 @@ import { axeCheck, type BrowserGallery, LAPTOP, PHONE, startBrowserGallery } fro
  * and, on Chromium's fake clock, 8 hours of slides and 10,000 uploads with a bounded DOM and heap.
  * Screenshots: .test-artifacts/slideshow-*.png.
  */
-const run = promisify(execFile);
+const _run = promisify(execFile);
 
 describe("the venue slideshow in a browser", () => {
   let g: BrowserGallery;
   let base: string;
-  let work: string;
+  let _work: string;
 
   beforeAll(async () => {
     g = await startBrowserGallery("slideshow", {
@@ -30,7 +30,7 @@ describe("the venue slideshow in a browser", () => {
       GALLERY_PUBLIC_URL: "https://party.example",
     });
     base = g.base;
-    work = g.work;
+    _work = g.work;
   }, 120_000);
   afterAll(async () => {
     await g?.close();
@@ -59,23 +59,8 @@ describe("the venue slideshow in a browser", () => {
     sharp({ create: { width: 1600, height: 1000, channels: 3, background: { r, g: green, b } } })
       .jpeg()
       .toBuffer();
-  const webm = async (seconds: number) => {
-    const out = join(work, `clip-${seconds}.webm`);
-    await run("ffmpeg", [
-      "-hide_banner",
-      "-loglevel",
-      "error",
-      "-f",
-      "lavfi",
-      "-i",
-      `testsrc=duration=${seconds}:size=320x240:rate=10`,
-      "-c:v",
-      "libvpx",
-      "-y",
-      out,
-    ]);
-    return readFileSync(out);
-  };
+  const webm = (seconds: number) =>
+    ffmpegFromSource(`testsrc=duration=${seconds}:size=320x240:rate=10`, ["-c:v", "libvpx"], "webm");
 
   let screens = 0;
   /** A signed-in screen: a guest session put in place before the page loads. */
