@@ -7,7 +7,8 @@
 //   PostgreSQL (bench/platform-async's target);
 // - the first call of a newly saved script against its second call.
 // The machine's load average is printed with every step: other work on the machine skews figures.
-// About two minutes. BENCH_N sets the trigger job count (default 600).
+// About two minutes. BENCH_N sets the trigger job count (default 600); PLATFORM_BENCH_STEPS
+// (comma-separated: hello, isolation, first, triggers; default all) picks the steps.
 import { request } from "node:http";
 import { loadavg } from "node:os";
 import { median, startBench } from "../harness/index.js";
@@ -18,6 +19,7 @@ const CONNECTIONS = 32;
 const HOST = "bench.test";
 const TRIGGER_JOBS = Number(process.env.BENCH_N ?? 600);
 const pgUrl = process.env.DATABASE_URL;
+const steps = new Set((process.env.PLATFORM_BENCH_STEPS ?? "hello,isolation,first,triggers").split(","));
 
 const bench = startBench(
   "platform",
@@ -28,6 +30,49 @@ const load = () =>
     .map((x) => x.toFixed(2))
     .join(" ");
 const step = (what: string) => bench.note(`load average ${load()} (1/5/15 min) after ${what}`);
+
+// Trigger runs: publishDurable from inside the server process → the triggered script ran.
+// PLATFORM_BENCH_STEPS=triggers runs only this step (about 20 s).
+async function triggerStep() {
+  const targets = new URL("../platform-async/targets.ts", import.meta.url);
+  const sqlite = await measure(
+    await bench.server("triggers (SQLite)", targets, "startPlatformAsync", {}),
+    TRIGGER_JOBS,
+  );
+  bench.figure({
+    label: "trigger runs/s on SQLite",
+    value: sqlite.burst.perSecond,
+    unit: "runs/s",
+    note: `${TRIGGER_JOBS} jobs, server CPU ${sqlite.cpuMsPerJob.toFixed(3)} ms/run, p99 ${sqlite.burst.p99} ms`,
+  });
+  step("the trigger runs on SQLite");
+  if (pgUrl) {
+    const pg = await withDatabase(pgUrl, async (databaseUrl) =>
+      measure(
+        await bench.server("triggers (PostgreSQL)", targets, "startPlatformAsync", { databaseUrl }),
+        TRIGGER_JOBS,
+      ),
+    );
+    bench.figure({
+      label: "trigger runs/s on PostgreSQL",
+      value: pg.burst.perSecond,
+      unit: "runs/s",
+      baseline: { label: "SQLite", value: sqlite.burst.perSecond },
+      note: `server CPU ${pg.cpuMsPerJob.toFixed(3)} ms/run, p99 ${pg.burst.p99} ms`,
+    });
+    bench.note(
+      `target: trigger runs/s on PostgreSQL >= SQLite's: ${pg.burst.perSecond >= sqlite.burst.perSecond ? "met" : "NOT met"}`,
+    );
+    step("the trigger runs on PostgreSQL");
+  }
+}
+
+if (process.env.PLATFORM_BENCH_STEPS === "triggers") {
+  step("start");
+  await triggerStep();
+  await bench.finish();
+  process.exit(0);
+}
 
 const platform = await bench.server("platform", new URL("./target.ts", import.meta.url), "startPlatform", {
   backend: "sqlite",
@@ -92,96 +137,72 @@ if (pgUrl) {
 // Isolation: p99 of /healthz and of this app's hello route while another app runs two hog
 // scripts back to back (each spins until its timeout ends it; the hog app may hold at most
 // PLATFORM_APP_CONCURRENCY workers, so its second hog queues or gets 503).
-await platform.call("hog", {
-  name: "spin",
-  path: "/spin",
-  source: "export default function () { for (;;) {} }",
-  timeout_seconds: 5,
-});
-let hogging = true;
-let hogRuns = 0;
-const hogLoop = async () => {
-  while (hogging) {
-    await new Promise<void>((resolve) => {
-      const req = request(`${platform.url}/spin`, { headers: { host: "hogs.test" } }, (res) => {
-        res.resume();
-        res.on("end", () => {
-          hogRuns++;
-          resolve();
+if (steps.has("isolation")) {
+  await platform.call("hog", {
+    name: "spin",
+    path: "/spin",
+    source: "export default function () { for (;;) {} }",
+    timeout_seconds: 5,
+  });
+  let hogging = true;
+  let hogRuns = 0;
+  const hogLoop = async () => {
+    while (hogging) {
+      await new Promise<void>((resolve) => {
+        const req = request(`${platform.url}/spin`, { headers: { host: "hogs.test" } }, (res) => {
+          res.resume();
+          res.on("end", () => {
+            hogRuns++;
+            resolve();
+          });
         });
+        req.on("error", () => resolve());
+        req.end();
       });
-      req.on("error", () => resolve());
-      req.end();
-    });
-  }
-};
-const hogs = [hogLoop(), hogLoop()];
-await new Promise((r) => setTimeout(r, 500));
-const iso = { connections: 8, duration: 8 };
-const hz = await bench.load("/healthz while another app runs 2 hogs", platform, { ...iso, path: "/healthz" });
-const hh = await bench.load("hello route while another app runs 2 hogs", platform, {
-  ...iso,
-  path: "/hello",
-  headers: { host: HOST },
-  baseline: "script route on SQLite (sync, outbox)",
-});
-hogging = false;
-await Promise.all(hogs);
-bench.note(`hog requests answered during the isolation runs: ${hogRuns}`);
-bench.note(
-  `isolation target p99 < 50 ms: /healthz ${hz.p99Ms} ms, hello ${hh.p99Ms} ms → ${Math.max(hz.p99Ms, hh.p99Ms) < 50 ? "met" : "NOT met"}`,
-);
-step("the isolation runs");
+    }
+  };
+  const hogs = [hogLoop(), hogLoop()];
+  await new Promise((r) => setTimeout(r, 500));
+  const iso = { connections: 8, duration: 8 };
+  const hz = await bench.load("/healthz while another app runs 2 hogs", platform, {
+    ...iso,
+    path: "/healthz",
+  });
+  const hh = await bench.load("hello route while another app runs 2 hogs", platform, {
+    ...iso,
+    path: "/hello",
+    headers: { host: HOST },
+    baseline: "script route on SQLite (sync, outbox)",
+  });
+  hogging = false;
+  await Promise.all(hogs);
+  bench.note(`hog requests answered during the isolation runs: ${hogRuns}`);
+  bench.note(
+    `isolation target p99 < 50 ms: /healthz ${hz.p99Ms} ms, hello ${hh.p99Ms} ms → ${Math.max(hz.p99Ms, hh.p99Ms) < 50 ? "met" : "NOT met"}`,
+  );
+  step("the isolation runs");
+}
 
 // First call of a newly saved script (import-list parse, module cache miss) vs its next call,
 // one request at a time from this (otherwise idle) orchestrator process.
-const firsts: number[] = [];
-const warm: number[] = [];
-for (let i = 0; i < 15; i++) {
-  await platform.call("save", { name: `fresh${i}`, path: `/fresh${i}` });
-  firsts.push((await get(`/fresh${i}`)).ms);
-  warm.push((await get(`/fresh${i}`)).ms);
+if (steps.has("first")) {
+  const firsts: number[] = [];
+  const warm: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    await platform.call("save", { name: `fresh${i}`, path: `/fresh${i}` });
+    firsts.push((await get(`/fresh${i}`)).ms);
+    warm.push((await get(`/fresh${i}`)).ms);
+  }
+  bench.figure({
+    label: "first call of a newly saved script (median of 15)",
+    value: median(firsts),
+    unit: "ms",
+    baseline: { label: "second call", value: median(warm) },
+  });
 }
-bench.figure({
-  label: "first call of a newly saved script (median of 15)",
-  value: median(firsts),
-  unit: "ms",
-  baseline: { label: "second call", value: median(warm) },
-});
+
 await platform.stop();
 await bare.stop();
 
-// Trigger runs: publishDurable from inside the server process → the triggered script ran.
-const targets = new URL("../platform-async/targets.ts", import.meta.url);
-const sqlite = await measure(
-  await bench.server("triggers (SQLite)", targets, "startPlatformAsync", {}),
-  TRIGGER_JOBS,
-);
-bench.figure({
-  label: "trigger runs/s on SQLite",
-  value: sqlite.burst.perSecond,
-  unit: "runs/s",
-  note: `${TRIGGER_JOBS} jobs, server CPU ${sqlite.cpuMsPerJob.toFixed(3)} ms/run, p99 ${sqlite.burst.p99} ms`,
-});
-step("the trigger runs on SQLite");
-if (pgUrl) {
-  const pg = await withDatabase(pgUrl, async (databaseUrl) =>
-    measure(
-      await bench.server("triggers (PostgreSQL)", targets, "startPlatformAsync", { databaseUrl }),
-      TRIGGER_JOBS,
-    ),
-  );
-  bench.figure({
-    label: "trigger runs/s on PostgreSQL",
-    value: pg.burst.perSecond,
-    unit: "runs/s",
-    baseline: { label: "SQLite", value: sqlite.burst.perSecond },
-    note: `server CPU ${pg.cpuMsPerJob.toFixed(3)} ms/run, p99 ${pg.burst.p99} ms`,
-  });
-  bench.note(
-    `target: trigger runs/s on PostgreSQL >= SQLite's: ${pg.burst.perSecond >= sqlite.burst.perSecond ? "met" : "NOT met"}`,
-  );
-  step("the trigger runs on PostgreSQL");
-}
-
+if (steps.has("triggers")) await triggerStep();
 await bench.finish();

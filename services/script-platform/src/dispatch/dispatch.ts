@@ -52,7 +52,7 @@ export function createDispatch(deps: DispatchDeps): Dispatch {
   return {
     settings,
     outbox,
-    events: createChangeEvents({ clock, dialect, logger, maxDepth: settings.maxDepth, outbox }),
+    events: createChangeEvents({ clock, database, logger, maxDepth: settings.maxDepth, outbox }),
     failures: createFailurePolicy({ clock, dialect, defaults: settings.retry, outbox }),
     workers: {
       cron: createCronScheduler({ database, clock, logger, outbox }),

@@ -193,7 +193,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         running += want; // reserve the slots while claiming
         let rows: OutboxRow[] = [];
         try {
-          rows = await database.writeTx((trx) => repo.claim(trx, instanceId, want));
+          // One statement, its own transaction (outbox-repo.ts claim).
+          rows = await repo.claim(database.db, instanceId, want);
         } finally {
           running -= want - rows.length;
         }

@@ -1,7 +1,7 @@
 import type { Dialect, Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
-import { insertOutboxRow, type NewOutboxRow, notifyOutbox } from "./enqueue-repo.js";
+import { insertOutboxRows, type NewOutboxRow, notifyOutbox } from "./enqueue-repo.js";
 
 /**
  * A triggered run to write to the outbox. Every row runs its script as the principal that
@@ -24,6 +24,8 @@ export interface TriggeredRun {
 export interface OutboxWriter {
   /** Writes a triggered run's row and announces it; returns the row id. */
   enqueue(trx: Kysely<PlatformDB>, run: TriggeredRun): Promise<string>;
+  /** Writes many triggered runs' rows in one statement and announces them once; returns their ids. */
+  enqueueMany(trx: Kysely<PlatformDB>, runs: readonly TriggeredRun[]): Promise<string[]>;
   /** Writes a row as given (a dead letter's replay) and announces it. */
   insert(trx: Kysely<PlatformDB>, row: NewOutboxRow): Promise<void>;
 }
@@ -36,31 +38,43 @@ export interface OutboxWriter {
  */
 export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void }): OutboxWriter {
   const { dialect, wake } = deps;
+  // One announcement per transaction: repeated NOTIFYs collapse at commit anyway, and each
+  // would cost a round trip (a batch of publishes writes many rows in one transaction).
+  const announced = new WeakSet<Kysely<PlatformDB>>();
   const announce = async (trx: Kysely<PlatformDB>) => {
+    if (announced.has(trx)) return;
+    announced.add(trx);
     if (dialect.backend === "postgres") await notifyOutbox(trx);
     else wake();
   };
-  return {
+  const toRow = (run: TriggeredRun): NewOutboxRow => ({
+    id: newId(),
+    app_id: run.appId,
+    source_kind: run.sourceKind,
+    trigger_id: run.triggerId,
+    script_id: run.scriptId,
+    payload: dialect.json({ event: run.event }),
+    due_at: run.dueAt,
+    depth: run.depth,
+    principal: run.principal === null || run.principal === undefined ? null : dialect.json(run.principal),
+    created_at: run.now,
+  });
+  const writer: OutboxWriter = {
     async enqueue(trx, run) {
-      const id = newId();
-      await insertOutboxRow(trx, {
-        id,
-        app_id: run.appId,
-        source_kind: run.sourceKind,
-        trigger_id: run.triggerId,
-        script_id: run.scriptId,
-        payload: dialect.json({ event: run.event }),
-        due_at: run.dueAt,
-        depth: run.depth,
-        principal: run.principal === null || run.principal === undefined ? null : dialect.json(run.principal),
-        created_at: run.now,
-      });
-      await announce(trx);
+      const [id = ""] = await writer.enqueueMany(trx, [run]);
       return id;
     },
+    async enqueueMany(trx, runs) {
+      if (runs.length === 0) return [];
+      const rows = runs.map(toRow);
+      await insertOutboxRows(trx, rows);
+      await announce(trx);
+      return rows.map((r) => r.id);
+    },
     async insert(trx, row) {
-      await insertOutboxRow(trx, row);
+      await insertOutboxRows(trx, [row]);
       await announce(trx);
     },
   };
+  return writer;
 }

@@ -152,7 +152,9 @@ export async function createRuntime(
     http,
     tokenTtl: subscriberTokenTtl(config),
     events: links.events,
-    onEnqueued: () => dispatcher?.enqueued(),
+    // The outbox writer already announced the rows in their transaction (NOTIFY at commit on
+    // PostgreSQL reaches every instance): a second NOTIFY per write would only cost a round trip.
+    onEnqueued: () => dispatcher?.wake(),
   };
   const executor = createExecutor({
     clock,

@@ -97,9 +97,12 @@ export function pubsubOps(deps: SdkDeps, call: SdkCall) {
     async publishDurable(t: unknown, message: unknown) {
       const topic = name("pubsub.publishDurable", "topic", t, 200);
       const msg = jsonSafe(message);
-      const enqueued = await deps.database.writeTx((trx) =>
-        deps.events.pubsub(trx, { appId: call.appId, topic, message: msg, depth: call.depth }),
-      );
+      const enqueued = await deps.events.publish({
+        appId: call.appId,
+        topic,
+        message: msg,
+        depth: call.depth,
+      });
       return { enqueued };
     },
     async subscriberToken(t: unknown, opts: unknown) {

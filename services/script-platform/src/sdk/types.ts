@@ -52,6 +52,8 @@ export interface PubsubMessage {
 export interface EventSink {
   change(trx: Kysely<PlatformDB>, event: ChangeEvent): Promise<number>;
   pubsub(trx: Kysely<PlatformDB>, message: PubsubMessage): Promise<number>;
+  /** publishDurable: `pubsub` in a transaction of its own, which concurrent publishes share. */
+  publish(message: PubsubMessage): Promise<number>;
 }
 
 /** The calling context of one execution: isolation and permission come only from here. */

@@ -58,7 +58,7 @@ describe("change and pubsub events write outbox rows for matching triggers", () 
     events = createChangeEvents({
       clock,
       logger: cap.logger,
-      dialect: database.dialect,
+      database,
       maxDepth: 3,
       outbox: createOutboxWriter({ dialect: database.dialect, wake: () => {} }),
     });

@@ -1,0 +1,188 @@
+import type { Clock } from "@app/kit/clock";
+import { toIso } from "@app/kit/clock";
+import type { Database, Kysely } from "@app/kit/db";
+import type { PlatformDB } from "../db/schema.js";
+import type { OutboxTable } from "../db/schema-data.js";
+import { MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
+import { type MergedWrite, multiRowStatement } from "./group-commit.js";
+
+/** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue-repo.ts). */
+
+export type OutboxRow = Omit<
+  OutboxTable,
+  "execution_id" | "attempts" | "depth" | "claimed_by" | "lease_until"
+> & {
+  execution_id: string | null;
+  attempts: number;
+  depth: number;
+  claimed_by: string | null;
+  lease_until: string | null;
+};
+
+/**
+ * A claim holds a row for the longest a run may take (the 300 s ceiling) plus a margin; when a
+ * process dies mid-run the row becomes claimable again after that.
+ */
+export const LEASE_MS = (MAX_TIMEOUT_SECONDS + 30) * 1000;
+/** A reply row nobody claimed for this long belongs to a process that is gone. */
+export const STALE_REPLY_MS = (MAX_TIMEOUT_SECONDS + 2) * 1000;
+
+/** Columns of an outbox row in the order the multi-row insert binds them. */
+const OUTBOX_COLUMNS = [
+  "id",
+  "app_id",
+  "source_kind",
+  "trigger_id",
+  "script_id",
+  "execution_id",
+  "payload",
+  "due_at",
+  "attempts",
+  "depth",
+  "principal",
+  "reply_to",
+  "claimed_by",
+  "lease_until",
+  "created_at",
+] as const satisfies readonly (keyof OutboxRow)[];
+
+const TEMPLATE_ROW: OutboxRow = {
+  id: "",
+  app_id: "",
+  source_kind: "http",
+  trigger_id: null,
+  script_id: "",
+  execution_id: null,
+  payload: "",
+  due_at: "",
+  attempts: 0,
+  depth: 0,
+  principal: null,
+  reply_to: null,
+  claimed_by: null,
+  lease_until: null,
+  created_at: "",
+};
+
+export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
+  const d = database.dialect;
+  const toRow = (r: Record<string, unknown>): OutboxRow => ({
+    ...(r as unknown as OutboxRow),
+    attempts: Number(r.attempts),
+    depth: Number(r.depth),
+    due_at: d.fromTimestamp(r.due_at),
+    created_at: d.fromTimestamp(r.created_at),
+    lease_until: r.lease_until === null ? null : d.fromTimestamp(r.lease_until),
+  });
+  const insertRows = multiRowStatement<OutboxRow>(OUTBOX_COLUMNS, (trx, n) =>
+    trx.insertInto("outbox").values(Array.from({ length: n }, () => TEMPLATE_ROW)),
+  );
+  const deleteIds = multiRowStatement<{ id: string }>(["id"], (trx, n) =>
+    trx.deleteFrom("outbox").where(
+      "id",
+      "in",
+      Array.from({ length: n }, () => ""),
+    ),
+  );
+  return {
+    async insert(trx: Kysely<PlatformDB>, row: OutboxRow): Promise<void> {
+      await insertRows(trx, [row]);
+    },
+
+    /** Many rows in one statement (the group commit merges concurrent inserts). */
+    insertMany: (trx: Kysely<PlatformDB>, rows: OutboxRow[]): Promise<void> => insertRows(trx, rows),
+
+    /** Group-commit write: insert `row` together with the other inserts of its batch. */
+    insertWrite(row: OutboxRow): MergedWrite<OutboxRow> {
+      return { kind: "outbox.insert", data: row, apply: insertRows };
+    },
+
+    /** Group-commit write: delete the settled row `id` together with the batch's other deletes. */
+    deleteWrite(id: string): MergedWrite<{ id: string }> {
+      return { kind: "outbox.delete", data: { id }, apply: deleteIds };
+    },
+
+    /**
+     * Claim up to `limit` due rows for `instance` in ONE statement (no transaction of its own:
+     * on PostgreSQL one round trip instead of BEGIN/SELECT/UPDATE/COMMIT): rows nobody holds (or
+     * whose lease ran out), skipping rows other transactions hold (FOR UPDATE SKIP LOCKED in the
+     * subquery on PostgreSQL, re-checked on the locked row; on SQLite the statement excludes other
+     * writers). A reply row is claimed only by the process whose request waits for it, unless
+     * that process is evidently gone (the row went stale). Oldest due first.
+     */
+    async claim(db: Kysely<PlatformDB>, instance: string, limit: number): Promise<OutboxRow[]> {
+      const now = clock.now();
+      const nowIso = toIso(now);
+      const staleIso = toIso(now - STALE_REPLY_MS);
+      const leaseIso = toIso(now + LEASE_MS);
+      const due = d.forUpdateSkipLocked(
+        db
+          .selectFrom("outbox")
+          .select("id")
+          .where("due_at", "<=", nowIso)
+          .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", nowIso)]))
+          .where((eb) =>
+            eb.or([
+              eb("reply_to", "is", null),
+              eb("reply_to", "like", `${instance}/%`),
+              eb("lease_until", "is not", null),
+              eb("created_at", "<", staleIso),
+            ]),
+          )
+          .orderBy("due_at")
+          .limit(limit),
+      );
+      const rows = await db
+        .updateTable("outbox")
+        .set({ claimed_by: instance, lease_until: leaseIso })
+        .where("id", "in", due)
+        .returningAll()
+        .execute();
+      return rows
+        .map((r) => toRow(r as Record<string, unknown>))
+        .sort((x, y) => (x.due_at < y.due_at ? -1 : x.due_at > y.due_at ? 1 : 0));
+    },
+
+    async delete(trx: Kysely<PlatformDB>, id: string): Promise<void> {
+      await trx.deleteFrom("outbox").where("id", "=", id).execute();
+    },
+
+    /** After a retry decision: the row waits for its new due time, held by nobody. */
+    async release(trx: Kysely<PlatformDB>, id: string): Promise<void> {
+      await trx
+        .updateTable("outbox")
+        .set({ claimed_by: null, lease_until: null })
+        .where("id", "=", id)
+        .execute();
+    },
+
+    async abandoned(
+      trx: Kysely<PlatformDB>,
+      a: {
+        id: string;
+        app_id: string;
+        script_id: string;
+        execution_id: string;
+        reply_to: string;
+        status: string;
+        result: unknown;
+      },
+    ): Promise<void> {
+      await trx
+        .insertInto("abandoned_executions")
+        .values({ ...a, result: JSON.stringify(a.result ?? null), created_at: clock.iso() })
+        .execute();
+    },
+
+    /** Earliest due time of a row this instance could claim later (for the next wake-up). */
+    async nextDue(): Promise<string | null> {
+      const r = await database.db
+        .selectFrom("outbox")
+        .select((eb) => eb.fn.min("due_at").as("due"))
+        .where("lease_until", "is", null)
+        .executeTakeFirst();
+      return r?.due ? d.fromTimestamp(r.due) : null;
+    },
+  };
+}
+export type OutboxRepo = ReturnType<typeof outboxRepo>;

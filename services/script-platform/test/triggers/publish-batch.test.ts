@@ -1,0 +1,227 @@
+import { FakeClock, toIso } from "@app/kit/clock";
+import { type Database, openDatabase } from "@app/kit/db";
+import { createTestDatabase } from "@app/kit/db/testing";
+import { newId } from "@app/kit/ids";
+import { captureLogger } from "@app/kit/logger";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { migrations } from "../../src/db/migrations/index.js";
+import type { PlatformDB } from "../../src/db/schema.js";
+import { createChangeEvents, type EventSink } from "../../src/dispatch/change-events.js";
+import { createOutboxWriter, type OutboxWriter } from "../../src/dispatch/enqueue.js";
+import type { TransactionInfo } from "../../src/dispatch/group-commit.js";
+import { LEASE_MS, type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
+import { insertTrigger, setTriggerEnabled } from "../../src/triggers/repository.js";
+
+const APP = newId();
+
+/**
+ * publishDurable batches (concurrent publishes share a transaction), what a failed batch leaves
+ * behind, trigger changes seen at once by another process, and the one-statement outbox claim.
+ * "Another process" is a second database handle on the same database, as a second instance has.
+ */
+describe("publish batches, trigger changes across instances, outbox claims", () => {
+  let database: Database<PlatformDB>;
+  let other: Database<PlatformDB>;
+  let cleanup: () => Promise<void>;
+  const clock = new FakeClock(Date.parse("2026-03-01T10:00:00.000Z"));
+  const cap = captureLogger();
+  const transactions: TransactionInfo[] = [];
+
+  /** Fails the whole outbox write of any batch that holds a message marked `poison`. */
+  const poisoned = (real: OutboxWriter): OutboxWriter => ({
+    ...real,
+    async enqueueMany(trx, runs) {
+      const ids = await real.enqueueMany(trx, runs);
+      if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
+        throw new Error("poisoned message");
+      return ids;
+    },
+  });
+  const sinkOn = (db: Database<PlatformDB>, onTransaction?: (t: TransactionInfo) => void): EventSink =>
+    createChangeEvents({
+      clock,
+      database: db,
+      logger: cap.logger,
+      maxDepth: 8,
+      outbox: poisoned(createOutboxWriter({ dialect: db.dialect, wake: () => {} })),
+      ...(onTransaction ? { publishCommit: { onTransaction } } : {}),
+    });
+  let events: EventSink;
+  let eventsOther: EventSink;
+
+  async function pubsubTrigger(db: Database<PlatformDB>, topic: string) {
+    const id = newId();
+    await insertTrigger(db.db, db.dialect, {
+      id,
+      app_id: APP,
+      kind: "pubsub",
+      script_id: `script-${id}`,
+      enabled: true,
+      registered_by_principal: { admin_id: "a1", scopes: ["app:admin"] },
+      retry: null,
+      created_at: clock.iso(),
+      detail: {
+        collection_pattern: null,
+        operations: null,
+        topic_pattern: topic,
+        cron_schedule: null,
+        cron_timezone: null,
+        cron_next_due_at: null,
+        cron_last_fired_at: null,
+        email_inbound_secret_enc: null,
+      },
+    });
+    return id;
+  }
+  const outboxRows = () => database.db.selectFrom("outbox").selectAll().execute();
+  const messages = (rows: { payload: string }[]) =>
+    rows.map(
+      (r) =>
+        (JSON.parse(r.payload) as { event: { pubsub: { message: { i: number } } } }).event.pubsub.message.i,
+    );
+
+  beforeAll(async () => {
+    const t = await createTestDatabase<PlatformDB>(migrations);
+    database = t.database;
+    other = openDatabase<PlatformDB>({ url: t.env.databaseUrl, sqliteFile: t.env.sqliteFile });
+    cleanup = async () => {
+      await other.close();
+      await t.cleanup();
+    };
+    events = sinkOn(database, (t) => transactions.push(t));
+    eventsOther = sinkOn(other);
+  });
+  afterAll(async () => cleanup());
+  beforeEach(async () => {
+    transactions.length = 0;
+    for (const table of ["outbox", "realtime_messages", "topics", "trigger_details", "triggers"] as const)
+      await database.db.deleteFrom(table).execute();
+  });
+
+  it("concurrent publishes share one transaction, each row written once with its own count", async () => {
+    await pubsubTrigger(database, "orders.*");
+    await pubsubTrigger(database, "orders.created");
+    const counts = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        events.publish({
+          appId: APP,
+          topic: i % 2 ? "orders.created" : "orders.paid",
+          message: { i },
+          depth: 0,
+        }),
+      ),
+    );
+    expect(counts).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 ? 2 : 1)));
+    expect(transactions).toEqual([{ items: 10, ok: true, alone: false }]);
+    const rows = await outboxRows();
+    expect(rows).toHaveLength(15);
+    expect(messages(rows).sort((a, b) => a - b)).toEqual([0, 1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 7, 8, 9, 9]);
+  });
+
+  it("a failed batch loses nothing: the others commit once each, the failing publish alone fails", async () => {
+    await pubsubTrigger(database, "t");
+    // An external topic: its realtime log rows must roll back with the failed batch too.
+    await database.db
+      .insertInto("topics")
+      .values({ app_id: APP, name: "t", external: 1, created_at: clock.iso() })
+      .execute();
+    const results = await Promise.allSettled(
+      Array.from({ length: 5 }, (_, i) =>
+        events.publish({
+          appId: APP,
+          topic: "t",
+          message: { i, ...(i === 2 ? { poison: true } : {}) },
+          depth: 0,
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual([
+      "fulfilled",
+      "fulfilled",
+      "rejected",
+      "fulfilled",
+      "fulfilled",
+    ]);
+    expect(results.filter((r) => r.status === "fulfilled").map((r) => r.value)).toEqual([1, 1, 1, 1]);
+    expect(transactions).toEqual([
+      { items: 5, ok: false, alone: false },
+      { items: 1, ok: true, alone: true },
+      { items: 1, ok: true, alone: true },
+      { items: 1, ok: false, alone: true },
+      { items: 1, ok: true, alone: true },
+      { items: 1, ok: true, alone: true },
+    ]);
+    expect(messages(await outboxRows()).sort()).toEqual([0, 1, 3, 4]);
+    const logged = await database.db.selectFrom("realtime_messages").select("message").execute();
+    expect(logged.map((r) => (JSON.parse(r.message) as { i: number }).i).sort()).toEqual([0, 1, 3, 4]);
+  });
+
+  it("a trigger disabled, enabled or added by another instance applies to the next publish at once", async () => {
+    const id = await pubsubTrigger(database, "t");
+    expect(await events.publish({ appId: APP, topic: "t", message: { i: 1 }, depth: 0 })).toBe(1);
+    expect(await setTriggerEnabled(other.db, APP, id, false)).toBe(true);
+    expect(await events.publish({ appId: APP, topic: "t", message: { i: 2 }, depth: 0 })).toBe(0);
+    await setTriggerEnabled(other.db, APP, id, true);
+    await pubsubTrigger(other, "t");
+    expect(await events.publish({ appId: APP, topic: "t", message: { i: 3 }, depth: 0 })).toBe(2);
+    // And the other way round: the second instance sees this one's change.
+    await setTriggerEnabled(database.db, APP, id, false);
+    expect(await eventsOther.publish({ appId: APP, topic: "t", message: { i: 4 }, depth: 0 })).toBe(1);
+    expect(messages(await outboxRows()).sort()).toEqual([1, 3, 3, 4]);
+  });
+
+  it("claims are one statement: oldest due first, leases honoured, two instances never share a row", async () => {
+    const now = clock.now();
+    const row = (i: number, lease: string | null = null): OutboxRow => ({
+      id: newId(),
+      app_id: APP,
+      source_kind: "pubsub",
+      trigger_id: null,
+      script_id: "s",
+      execution_id: null,
+      payload: JSON.stringify({ event: { pubsub: { message: { i } } } }),
+      due_at: toIso(now - 100_000 + i * 10),
+      attempts: 0,
+      depth: 1,
+      principal: null,
+      reply_to: null,
+      claimed_by: lease ? "gone" : null,
+      lease_until: lease,
+      created_at: toIso(now - 100_000),
+    });
+    const mine = outboxRepo(database, clock);
+    const theirs = outboxRepo(other, clock);
+    const held = row(-2, toIso(now + 1000)); // a live lease of another instance: left alone
+    const expired = row(-1, toIso(now - 1)); // its instance died: taken again
+    const future = { ...row(999), due_at: toIso(now + 60_000) }; // not due yet
+    await mine.insertMany(database.db, [
+      held,
+      expired,
+      future,
+      ...Array.from({ length: 60 }, (_, i) => row(i)),
+    ]);
+
+    const first = await mine.claim(database.db, "A", 3);
+    expect(messages(first)).toEqual([-1, 0, 1]);
+    expect(first.every((r) => r.claimed_by === "A" && r.lease_until === toIso(now + LEASE_MS))).toBe(true);
+
+    const claimed: Record<string, string[]> = { A: first.map((r) => r.id), B: [] };
+    const claimer = async (repo: typeof mine, db: Database<PlatformDB>, who: "A" | "B") => {
+      for (;;) {
+        const got = await repo.claim(db.db, who, 5);
+        if (got.length === 0) return;
+        claimed[who]?.push(...got.map((r) => r.id));
+      }
+    };
+    await Promise.all([claimer(mine, database, "A"), claimer(theirs, other, "B")]);
+    const all = [...(claimed.A ?? []), ...(claimed.B ?? [])];
+    expect(new Set(all).size).toBe(all.length);
+    expect(all).toHaveLength(61);
+    expect(all).not.toContain(held.id);
+    expect(all).not.toContain(future.id);
+    const stored = await database.db.selectFrom("outbox").select(["id", "claimed_by"]).execute();
+    for (const r of stored)
+      if (r.id !== held.id && r.id !== future.id)
+        expect(r.claimed_by).toBe(claimed.A?.includes(r.id) ? "A" : "B");
+  });
+});
