@@ -130,7 +130,6 @@ const SQL_ALLOWED: { file: string; max: number; reason: string }[] = [
   },
   { file: "control/route-table.ts", max: 3, reason: "owned by another helper (route table), in progress" },
   { file: "execution/runtime.ts", max: 2, reason: "owned by another helper (engine runtime), in progress" },
-  { file: "sdk/pubsub.ts", max: 4, reason: "owned by platform-triggers, in progress" },
 ];
 
 describe("SQL only in repository modules", () => {

@@ -3,6 +3,7 @@ import type { Database } from "@app/kit/db";
 import type { SecretBox } from "../crypto/secret-box.js";
 import type { PlatformDB } from "../db/schema.js";
 import { defineOwn, fail, name, options } from "./args.js";
+import { insertSigningKeyIfAbsent, signingKeyOf } from "./pubsub-repo.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** Subscriber token lifetime: default and clamps (seconds). */
@@ -31,23 +32,17 @@ export async function appSigningKey(
   appId: string,
   now: string,
 ): Promise<Buffer> {
-  const read = () =>
-    database.db
-      .selectFrom("app_signing_keys")
-      .select("key_enc")
-      .where("app_id", "=", appId)
-      .executeTakeFirst();
-  let row = await read();
-  if (!row) {
-    await database.db
-      .insertInto("app_signing_keys")
-      .values({ app_id: appId, key_enc: box.seal(randomBytes(32), keyAad(appId)), created_at: now })
-      .onConflict((oc) => oc.column("app_id").doNothing())
-      .execute();
-    row = await read();
+  let sealed = await signingKeyOf(database, appId);
+  if (sealed === null) {
+    await insertSigningKeyIfAbsent(database, {
+      appId,
+      keyEnc: box.seal(randomBytes(32), keyAad(appId)),
+      now,
+    });
+    sealed = await signingKeyOf(database, appId);
   }
-  if (!row) throw new Error("signing key vanished");
-  return box.open(row.key_enc, keyAad(appId));
+  if (sealed === null) throw new Error("signing key vanished");
+  return box.open(sealed, keyAad(appId));
 }
 
 const sign = (key: Buffer, payload: string) => createHmac("sha256", key).update(payload).digest("base64url");
