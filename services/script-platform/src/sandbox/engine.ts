@@ -199,6 +199,12 @@ export class Engine {
    */
   poisoned = false;
 
+  /**
+   * Runtimes left allocated instead of freed (see `run`'s finally): their memory stays in this
+   * module until the pool recycles the worker (its WASM memory bound), as any grown memory does.
+   */
+  abandoned = 0;
+
   constructor(
     private readonly deps: {
       clock: EngineClock;
@@ -253,6 +259,10 @@ export class Engine {
     // Taken out while it runs; put back (most recently used) only if the run leaves it clean.
     if (cacheKey && w) this.warm.delete(cacheKey);
     let reusable = false;
+    // Set when the run ended inside the engine's own error paths (a limit, out of memory, a host
+    // stack overflow): QuickJS may have leaked references there, and freeing such a runtime
+    // aborts the whole WASM module on its `gc_obj_list` assertion.
+    let abnormal = false;
     const timer = clock.setTimeout(() => halt("timeout"), limits.timeoutMs);
     const onAbort = () => halt("internal_error");
     if (req.signal?.aborted) onAbort();
@@ -333,6 +343,7 @@ export class Engine {
       if (err instanceof GuestThrew) {
         if (err.depthOverflow)
           return finish({ ok: false, kind: "call_depth_limit", message: limitMessage("call_depth_limit") });
+        abnormal = err.outOfMemory;
         if (err.outOfMemory)
           return finish({ ok: false, kind: "size_limit", message: limitMessage("size_limit") });
         return finish({
@@ -342,7 +353,11 @@ export class Engine {
           ...(err.detail ? { detail: err.detail } : {}),
         });
       }
-      if (err instanceof Error && err.name === "RuntimeError") this.poisoned = true; // a WASM trap
+      // A WASM trap, or V8's stack overflow thrown through QuickJS's C frames (a deep native
+      // recursion such as JSON.stringify of a 1e6-deep object): the module's state is unknown.
+      if (err instanceof Error && (err.name === "RuntimeError" || err instanceof RangeError))
+        this.poisoned = true;
+      abnormal = true;
       this.deps.logger.error({ err }, "script engine failure");
       return finish({ ok: false, kind: "internal_error", message: "The script engine failed." });
     } finally {
@@ -351,11 +366,15 @@ export class Engine {
       req.signal?.removeEventListener("abort", onAbort);
       st.abort.abort(RUN_ENDED);
       try {
-        for (const d of st.live) if (d.alive) d.dispose();
-        for (const h of st.handles.reverse()) if (h.alive) h.dispose();
+        // A poisoned module is replaced whole: nothing in it is freed.
+        if (!this.poisoned) {
+          for (const d of st.live) if (d.alive) d.dispose();
+          for (const h of st.handles.reverse()) if (h.alive) h.dispose();
+        }
         if (w) {
           w.cur = null;
           if (reusable && cacheKey) this.keepWarm(cacheKey, w);
+          else if (abnormal || st.stop || this.poisoned) this.abandon(w);
           else this.disposeContext(w);
         }
       } catch (err) {
@@ -375,6 +394,12 @@ export class Engine {
       this.warm.delete(oldest);
       if (o) this.disposeContext(o);
     }
+  }
+
+  /** Leave a runtime allocated: its handles go, the runtime and context are never freed. */
+  private abandon(w: WarmContext): void {
+    if (!this.poisoned) for (const h of w.handles.reverse()) if (h.alive) h.dispose();
+    this.abandoned++;
   }
 
   private disposeContext(w: WarmContext): void {

@@ -13,7 +13,8 @@ import {
 } from "./engine.js";
 import type { RunLimits } from "./limits.js";
 import { compileQuickJS } from "./quickjs.js";
-import type { FromWorker, ToWorker, WireError } from "./worker.js";
+import { CELL_CANCELLED, CELL_WAITING } from "./run-cells.js";
+import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./worker.js";
 
 /**
  * The pool of sandbox worker threads. Each worker loads its own QuickJS WebAssembly module and
@@ -32,6 +33,18 @@ import type { FromWorker, ToWorker, WireError } from "./worker.js";
  *   them the call rejects inside the script with a catchable error (`code` sdk_busy / sdk_limit);
  * - a worker whose WASM module aborted, or whose memory grew past `recycleWasmBytes` (WASM memory
  *   never shrinks), is replaced after its run, so memory a script forced up returns.
+ *
+ * Pipelining: a run that cannot start because its app is at its cap (or every worker is busy) may
+ * be handed ahead of time to a worker running the same app, up to `PIPELINE_DEPTH` per worker; the
+ * worker starts it the moment the current run ends, without waiting for the main thread's turn
+ * (on a loaded main thread that turn, not the script, bounded one app's runs/s). It stays serial
+ * (one run per worker), so the cap still counts runs executing at once. Only runs that no other
+ * app's run is waiting ahead of are handed on (FIFO fairness between apps). A handed-on run keeps
+ * its wait bound: if it has not started when the bound expires it is withdrawn (shared cell, see
+ * worker.ts) and fails as busy. Its watchdog starts when the main thread learns it started (the
+ * "done" of the run before it), so a stuck native call's overshoot grows by at most that lag.
+ * Runs handed to a worker that ends or is replaced before starting them go back to the queue's
+ * front; they never reached the main thread's SDK (their calls would come after the "done").
  */
 export interface PoolOptions {
   workers: number;
@@ -66,12 +79,20 @@ export const DEFAULT_GRACE_MS = 50;
 
 export const DEFAULT_RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
 
+/** Runs one worker may hold beyond the one it runs (see Pipelining above). */
+export const PIPELINE_DEPTH = 8;
+
+/** Cells per worker for handed-on runs; reused round-robin, far more than PIPELINE_DEPTH + 1. */
+const CELLS = 64;
+
 interface Pending {
   req: PoolRun;
   resolve(o: RunOutcome): void;
   waitTimer: TimerHandle | null;
   /** Handed to a worker (no longer waiting). */
   placed: boolean;
+  /** Handed on ahead of time: the slot holding it, its run id and cell (see Pipelining). */
+  held: { slot: Slot; id: number; cell: number } | null;
 }
 
 interface Active {
@@ -94,6 +115,11 @@ interface Slot {
   /** Script versions this worker served recently (affinity for warm contexts). */
   recent: string[];
   gone: boolean;
+  /** Runs handed on to this worker, in the order it will start them. */
+  held: Pending[];
+  /** Shared with the worker: one state cell per handed run (CELL_* in worker.ts). */
+  cells: Int32Array;
+  nextCell: number;
 }
 
 /**
@@ -176,12 +202,14 @@ export class EnginePool {
   get busy(): number {
     return this.slots.filter((s) => s.active).length;
   }
-  /** Runs waiting for a slot. */
+  /** Runs waiting for a slot (queued, or handed on to a worker and not started yet). */
   get waiting(): number {
-    return this.queue.length;
+    return this.queue.length + this.slots.reduce((n, s) => n + s.held.length, 0);
   }
   /** Workers started since the pool was built beyond the initial ones (tests, metrics). */
   replaced = 0;
+  /** Runs handed on to a busy worker ahead of time (pipelining; tests, metrics). */
+  handedOn = 0;
 
   /** Resolves once every worker has loaded its WASM module. */
   async ready(): Promise<void> {
@@ -205,9 +233,17 @@ export class EnginePool {
     if (this.closed)
       return Promise.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
     return new Promise((resolve) => {
-      const p: Pending = { req, resolve, waitTimer: null, placed: false };
+      const p: Pending = { req, resolve, waitTimer: null, placed: false, held: null };
       const waitMs = req.waitMs;
       const expire = () => {
+        if (p.held) {
+          // Still not started: withdraw it; if the worker just started it, it runs (no longer waiting).
+          if (this.withdraw(p)) {
+            resolve(this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
+            this.pump();
+          }
+          return;
+        }
         const i = this.queue.indexOf(p);
         if (i < 0) return;
         // A worker being replaced is not the app's fault: keep waiting for it (the caller's own
@@ -230,8 +266,11 @@ export class EnginePool {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const p of this.queue.splice(0)) {
+    const held = this.slots.flatMap((s) => s.held.splice(0));
+    for (const p of [...this.queue.splice(0), ...held]) {
       p.waitTimer?.cancel();
+      if (p.held) this.unwatch(p);
+      p.held = null;
       p.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
     }
     await Promise.all(
@@ -249,8 +288,19 @@ export class EnginePool {
   }
 
   private spawn(): Slot {
-    const worker = new Worker(this.entry, { workerData: { wasm: this.wasm } });
-    const slot: Slot = { worker, ready: false, active: null, recent: [], gone: false };
+    const cells = new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT);
+    const data: WorkerData = { wasm: this.wasm, cells, recycleWasmBytes: this.recycleWasmBytes };
+    const worker = new Worker(this.entry, { workerData: data });
+    const slot: Slot = {
+      worker,
+      ready: false,
+      active: null,
+      recent: [],
+      gone: false,
+      held: [],
+      cells: new Int32Array(cells),
+      nextCell: 0,
+    };
     worker.on("message", (m: FromWorker) => this.onMessage(slot, m));
     worker.on("error", (err) => {
       this.opts.logger.error({ err }, "sandbox worker failed");
@@ -278,6 +328,7 @@ export class EnginePool {
   private replace(slot: Slot): void {
     slot.gone = true;
     void slot.worker.terminate();
+    this.requeueHeld(slot);
     const i = this.slots.indexOf(slot);
     if (i < 0 || this.closed) return;
     this.slots[i] = this.spawn();
@@ -292,8 +343,9 @@ export class EnginePool {
         i++;
         continue;
       }
-      const idle = this.slots.filter((s) => s.ready && !s.active && !s.gone);
-      if (idle.length === 0) return;
+      // A worker with handed-on runs but none known running is about to start one ("started").
+      const idle = this.slots.filter((s) => s.ready && !s.active && !s.gone && s.held.length === 0);
+      if (idle.length === 0) break;
       const key = p.req.key;
       const slot = (key ? idle.find((s) => s.recent.includes(key)) : undefined) ?? (idle[0] as Slot);
       this.queue.splice(i, 1);
@@ -301,11 +353,169 @@ export class EnginePool {
       p.waitTimer?.cancel();
       this.assign(slot, p);
     }
+    this.pipeline();
+  }
+
+  /**
+   * Hand waiting runs on to workers running their app (see Pipelining), in queue order, stopping
+   * at the first run of an app without a worker: it waits for a free worker, and no run behind
+   * it may take a worker's time first.
+   */
+  private pipeline(): void {
+    for (let i = 0; i < this.queue.length; ) {
+      const p = this.queue[i] as Pending;
+      const { appId, key } = p.req;
+      const serving = this.slots.filter(
+        (s) =>
+          s.active?.req.appId === appId &&
+          !s.gone &&
+          s.held.length < PIPELINE_DEPTH &&
+          (s.held.length === 0 || s.held[s.held.length - 1]?.req.appId === appId),
+      );
+      if (serving.length === 0) {
+        if ((this.perApp.get(appId) ?? 0) < this.opts.appConcurrency) return;
+        i++; // at its cap on workers that cannot take more: it needs no worker of its own
+        continue;
+      }
+      const slot =
+        serving.find((s) => key !== null && (s.active?.req.key === key || s.recent[0] === key)) ??
+        serving.reduce((a, b) => (b.held.length < a.held.length ? b : a));
+      this.queue.splice(i, 1);
+      this.hold(slot, p);
+    }
+  }
+
+  /** Post a run to a busy worker, which starts it once its current runs end. */
+  private hold(slot: Slot, p: Pending): void {
+    const cell = slot.nextCell;
+    slot.nextCell = (cell + 1) % CELLS;
+    Atomics.store(slot.cells, cell, CELL_WAITING);
+    const id = ++this.seq;
+    p.held = { slot, id, cell };
+    slot.held.push(p);
+    this.handedOn++;
+    this.watch(p);
+    try {
+      slot.worker.postMessage({
+        t: "run",
+        id,
+        cell,
+        held: true,
+        run: this.workerRun(p.req),
+      } satisfies ToWorker);
+    } catch (err) {
+      this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
+      if (this.withdraw(p)) p.resolve(this.failure("internal_error", "The script could not be started.", 0));
+    }
+  }
+
+  /** Take back a handed-on run the worker has not started; false when it already started. */
+  private withdraw(p: Pending): boolean {
+    const h = p.held;
+    if (!h) return false;
+    if (
+      !h.slot.gone &&
+      Atomics.compareExchange(h.slot.cells, h.cell, CELL_WAITING, CELL_CANCELLED) !== CELL_WAITING
+    )
+      return false;
+    const i = h.slot.held.indexOf(p);
+    if (i >= 0) h.slot.held.splice(i, 1);
+    this.unwatch(p);
+    p.held = null;
+    p.waitTimer?.cancel();
+    return true;
+  }
+
+  /**
+   * Handed-on runs are withdrawn when their signal aborts. One listener per signal, not per run:
+   * every run of a dispatcher shares its shutdown signal, and a listener each would pile up.
+   */
+  private readonly heldBySignal = new Map<AbortSignal, { runs: Set<Pending>; listener: () => void }>();
+
+  private watch(p: Pending): void {
+    const signal = p.req.signal;
+    if (!signal) return;
+    let w = this.heldBySignal.get(signal);
+    if (!w) {
+      const runs = new Set<Pending>();
+      const listener = () => {
+        this.heldBySignal.delete(signal);
+        for (const x of [...runs])
+          if (this.withdraw(x))
+            x.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
+        this.pump();
+      };
+      w = { runs, listener };
+      this.heldBySignal.set(signal, w);
+      signal.addEventListener("abort", listener, { once: true });
+    }
+    w.runs.add(p);
+  }
+
+  private unwatch(p: Pending): void {
+    const signal = p.req.signal;
+    const w = signal ? this.heldBySignal.get(signal) : undefined;
+    if (!signal || !w) return;
+    w.runs.delete(p);
+    if (w.runs.size > 0) return;
+    this.heldBySignal.delete(signal);
+    signal.removeEventListener("abort", w.listener);
+  }
+
+  /** A worker that will start nothing more: its handed-on runs go back to the queue's front. */
+  private requeueHeld(slot: Slot): void {
+    const back = slot.held.splice(0);
+    for (const p of back) {
+      this.unwatch(p);
+      p.held = null;
+    }
+    this.queue.unshift(...back);
+  }
+
+  /** The worker started `p` right after its previous run (announced in that run's "done"). */
+  private promote(slot: Slot, p: Pending): void {
+    const i = slot.held.indexOf(p);
+    if (i >= 0) slot.held.splice(i, 1);
+    const id = p.held?.id ?? 0;
+    this.unwatch(p);
+    p.held = null;
+    p.placed = true;
+    p.waitTimer?.cancel();
+    this.activate(slot, p, id);
   }
 
   private assign(slot: Slot, p: Pending): void {
-    const { req } = p;
     const id = ++this.seq;
+    const cell = slot.nextCell;
+    slot.nextCell = (cell + 1) % CELLS;
+    Atomics.store(slot.cells, cell, CELL_WAITING);
+    if (!this.activate(slot, p, id)) return;
+    const msg: ToWorker = { t: "run", id, cell, held: false, run: this.workerRun(p.req) };
+    try {
+      slot.worker.postMessage(msg);
+    } catch (err) {
+      this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
+      this.finish(slot, this.failure("internal_error", "The script could not be started.", 0));
+      this.pump();
+    }
+  }
+
+  private workerRun(req: PoolRun): WorkerRun {
+    return {
+      sdkCallsInFlight: this.opts.sdkCallsInFlight,
+      sdkCallsPerRun: this.opts.sdkCallsPerRun,
+      key: req.key,
+      name: req.name,
+      source: req.source,
+      modules: [...req.modules],
+      ctx: req.ctx,
+      limits: req.limits,
+    };
+  }
+
+  /** Make `p` the slot's running run (cap count, watchdog, abort); false when it ended at once. */
+  private activate(slot: Slot, p: Pending, id: number): boolean {
+    const { req } = p;
     this.perApp.set(req.appId, (this.perApp.get(req.appId) ?? 0) + 1);
     const active: Active = {
       id,
@@ -328,30 +538,10 @@ export class EnginePool {
     }
     if (req.signal?.aborted) {
       this.kill(slot, "internal_error");
-      return;
+      return false;
     }
     req.signal?.addEventListener("abort", active.onAbort, { once: true });
-    const msg: ToWorker = {
-      t: "run",
-      id,
-      run: {
-        sdkCallsInFlight: this.opts.sdkCallsInFlight,
-        sdkCallsPerRun: this.opts.sdkCallsPerRun,
-        key: req.key,
-        name: req.name,
-        source: req.source,
-        modules: [...req.modules],
-        ctx: req.ctx,
-        limits: req.limits,
-      },
-    };
-    try {
-      slot.worker.postMessage(msg);
-    } catch (err) {
-      this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
-      this.finish(slot, this.failure("internal_error", "The script could not be started.", 0));
-      this.pump();
-    }
+    return true;
   }
 
   /** End the active run of `slot` with `kind` and replace its worker (it may be stuck). */
@@ -389,13 +579,28 @@ export class EnginePool {
       case "done": {
         if (slot.active?.id !== m.id) return;
         this.finish(slot, m.outcome);
-        if (m.poisoned || m.wasmBytes > this.recycleWasmBytes) this.replace(slot);
+        if (m.next !== null) {
+          const p = slot.held.find((x) => x.held?.id === m.next);
+          // Started after the main thread withdrew it: cannot happen by the cells' protocol, but
+          // a worker running a run nobody waits for must not serve anything else.
+          if (p) this.promote(slot, p);
+          else this.replace(slot);
+        } else if (m.poisoned || m.wasmBytes > this.recycleWasmBytes) this.replace(slot);
         this.pump();
         return;
       }
       case "call":
         this.call(slot, m);
         return;
+      case "started": {
+        // A handed-on run that arrived after the worker's previous run had ended.
+        if (slot.active) return;
+        const p = slot.held.find((x) => x.held?.id === m.id);
+        if (p) this.promote(slot, p);
+        else this.replace(slot);
+        this.pump();
+        return;
+      }
     }
   }
 

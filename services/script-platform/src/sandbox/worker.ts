@@ -5,18 +5,28 @@
  * state.
  *
  * Protocol (all messages are plain objects):
- *   main → worker  {t: "run", id, run: WorkerRun}
+ *   main → worker  {t: "run", id, cell, run: WorkerRun}
  *                  {t: "reply", id, call, ok: true, value} | {t: "reply", id, call, ok: false, error: WireError}
  *   worker → main  {t: "ready"} once the WASM module is loaded
  *                  {t: "call", id, call, op, args}
- *                  {t: "done", id, outcome: RunOutcome, wasmBytes, poisoned}
+ *                  {t: "started", id} a handed-on run started while none ran before it
+ *                  {t: "done", id, outcome: RunOutcome, wasmBytes, poisoned, next}
  *                  {t: "log", obj, msg} (host-side failures worth logging)
+ *
+ * Runs queue here in the order they arrive: the pool may hand a worker the next runs of the app
+ * it is serving before the current one ends (pipelining), so the worker never idles waiting for
+ * the main thread's turn. Each run owns a cell of the shared `cells` array: the worker starts a
+ * queued run only by moving its cell from WAITING to STARTED, and the main thread withdraws one
+ * (its wait for a slot expired, shutdown) only by moving it from WAITING to CANCELLED, so the two
+ * never both win. `next` in "done" names the run started right after (null: none, e.g. when this
+ * worker is to be replaced and starts nothing more).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { SizeLimitError } from "./boundary.js";
 import { Engine, type EngineClock, type RunOutcome, ScriptVisibleError } from "./engine.js";
 import { type RunLimits, SANDBOX_DEFAULTS } from "./limits.js";
 import { quickJS } from "./quickjs.js";
+import { CELL_STARTED, CELL_WAITING } from "./run-cells.js";
 import { WEB_APIS_PRELUDE } from "./web-apis.js";
 
 export interface WorkerRun {
@@ -38,18 +48,31 @@ export type WireError =
   | { kind: "size"; what: string }
   | { kind: "internal"; op: string };
 
+export interface WorkerData {
+  wasm: WebAssembly.Module;
+  /** One Int32 cell per queued run (indexed by the run message's `cell`). */
+  cells: SharedArrayBuffer;
+  /** The pool replaces a worker whose WASM memory grew past this: it starts no further run. */
+  recycleWasmBytes: number;
+}
+
 export type ToWorker =
-  | { t: "run"; id: number; run: WorkerRun }
+  /** `held`: handed on ahead of time (announce its start if no "done" does). */
+  | { t: "run"; id: number; cell: number; held: boolean; run: WorkerRun }
   | { t: "reply"; id: number; call: number; ok: true; value: unknown }
   | { t: "reply"; id: number; call: number; ok: false; error: WireError };
 
 export type FromWorker =
   | { t: "ready" }
   | { t: "call"; id: number; call: number; op: string; args: unknown[] }
-  | { t: "done"; id: number; outcome: RunOutcome; wasmBytes: number; poisoned: boolean }
+  | { t: "started"; id: number }
+  | { t: "done"; id: number; outcome: RunOutcome; wasmBytes: number; poisoned: boolean; next: number | null }
   | { t: "log"; obj: object; msg: string };
 
-const compiled = (workerData as { wasm?: WebAssembly.Module } | null)?.wasm;
+const data = workerData as WorkerData | null;
+const compiled = data?.wasm;
+const cells = data ? new Int32Array(data.cells) : null;
+const recycleWasmBytes = data?.recycleWasmBytes ?? Number.POSITIVE_INFINITY;
 const port = parentPort;
 if (!port) throw new Error("sandbox worker: no parent port");
 
@@ -82,7 +105,38 @@ function toError(e: WireError): Error {
   return new ScriptVisibleError(`Internal error in ${e.op}.`);
 }
 
-async function run(id: number, r: WorkerRun): Promise<void> {
+/** Runs in arrival order; `running` while the loop below works through them. */
+interface Queued {
+  id: number;
+  cell: number;
+  held: boolean;
+  run: WorkerRun;
+}
+const queue: Queued[] = [];
+let running = false;
+/** Set once this worker must start nothing more (its module aborted or outgrew the recycle bound). */
+let retired = false;
+
+/** The next queued run this worker may start (claims its cell); withdrawn ones are skipped. */
+function claimNext(): Queued | null {
+  for (let q = queue.shift(); q; q = queue.shift()) {
+    if (!cells || Atomics.compareExchange(cells, q.cell, CELL_WAITING, CELL_STARTED) === CELL_WAITING)
+      return q;
+  }
+  return null;
+}
+
+async function drain(): Promise<void> {
+  running = true;
+  let next = claimNext();
+  // No "done" announces this one: the main thread learns of a handed-on run's start here.
+  if (next?.held) post({ t: "started", id: next.id });
+  while (next) next = await run(next.id, next.run);
+  running = false;
+}
+
+/** One run; returns the run started right after it (announced in its "done"). */
+async function run(id: number, r: WorkerRun): Promise<Queued | null> {
   let poisoned = false;
   let inflight = 0;
   let total = 0;
@@ -144,12 +198,19 @@ async function run(id: number, r: WorkerRun): Promise<void> {
   pending.clear();
   const mod = await quickJS();
   poisoned ||= engine.poisoned;
-  post({ t: "done", id, outcome, wasmBytes: poisoned ? 0 : mod.getWasmMemory().buffer.byteLength, poisoned });
+  const wasmBytes = poisoned ? 0 : mod.getWasmMemory().buffer.byteLength;
+  retired = poisoned || wasmBytes > recycleWasmBytes;
+  const next = retired ? null : claimNext();
+  post({ t: "done", id, outcome, wasmBytes, poisoned, next: next?.id ?? null });
+  return next;
 }
 
 port.on("message", (m: ToWorker) => {
-  if (m.t === "run") void run(m.id, m.run);
-  else if (m.t === "reply") {
+  if (m.t === "run") {
+    if (retired) return; // the pool replaces this worker and hands its queued runs to another
+    queue.push({ id: m.id, cell: m.cell, held: m.held, run: m.run });
+    if (!running) void drain();
+  } else if (m.t === "reply") {
     const p = pending.get(m.call);
     if (!p) return;
     pending.delete(m.call);

@@ -208,4 +208,32 @@ describe("engine", () => {
     });
     expect(r).toMatchObject({ ok: true, value: "hi a" });
   });
+
+  it("leaves a runtime stopped inside its promise jobs allocated instead of freeing it (QuickJS would abort)", async () => {
+    // Freeing this runtime tripped QuickJS's gc_obj_list assertion, which aborts the whole WASM
+    // module: the worker was poisoned and replaced after every such run.
+    const log = captureLogger();
+    const eng = new Engine({ clock: systemClock, logger: log.logger });
+    const grow = `export default async function () { const f = () => Promise.resolve().then(f); f(); await new Promise(() => {}); }`;
+    for (const key of [null, "grow"]) {
+      const r = await eng.run({
+        key,
+        name: "main",
+        source: grow,
+        modules: new Map(),
+        ctx: {},
+        limits: resolveLimits({}, 0.3),
+        host: noHost,
+      });
+      expect(r).toMatchObject({ ok: false, kind: "timeout" });
+    }
+    expect([eng.poisoned, eng.abandoned]).toEqual([false, 2]);
+    expect(log.text()).not.toContain("could not free");
+    // The module stays usable, and ordinary failures still free their runtime.
+    expect(await run(`export default () => { throw new Error("x"); }`, { eng })).toMatchObject({
+      kind: "script_error",
+    });
+    expect(await run(`export default () => 41 + 1`, { eng })).toMatchObject({ ok: true, value: 42 });
+    expect(eng.abandoned).toBe(2);
+  });
 });
