@@ -187,10 +187,8 @@ export async function readDelta(
   // Likes and comments change counts without touching the upload row.
   const seen = new Set(page.map((r) => r.id));
   const unhidden = await repo.unhiddenUsersSince(reader, at, HIDDEN_USERS_CAP);
-  for (const id of [
-    ...social.map((a) => a.id),
-    ...(await repo.visibleUploadsOf(reader, unhidden, at, limit)),
-  ])
+  // An unbanned user's uploads come through the activity stream (the unban marks them changed).
+  for (const id of social.map((a) => a.id))
     if (!seen.has(id)) {
       seen.add(id);
       changedIds.push(id);

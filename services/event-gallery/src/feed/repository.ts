@@ -208,27 +208,6 @@ const unhiddenStatement = preparedQuery((db: Db, p: { at: string; cap: number })
     .limit(p.cap),
 );
 
-/** Visible uploads of `userIds` created before `at`, newest first (an unban shows them again). */
-export async function visibleUploadsOf(
-  db: Db,
-  userIds: string[],
-  at: string,
-  limit: number,
-): Promise<string[]> {
-  if (userIds.length === 0) return [];
-  const rows = await db
-    .selectFrom("uploads as u")
-    .innerJoin("users as us", "us.id", "u.user_id")
-    .select("u.id")
-    .where("u.user_id", "in", userIds)
-    .where("u.created_at", "<=", at)
-    .where(visibleUpload("u", "us"))
-    .orderBy("u.created_at", "desc")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
-}
-
 export async function visibleUploaders(
   db: Db,
 ): Promise<{ id: string; display_name: string; upload_count: number }[]> {

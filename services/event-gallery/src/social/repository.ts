@@ -62,7 +62,8 @@ export async function touchActivity(db: Db, uploadId: string, now: string): Prom
 
 /**
  * A ban or unban changes the like and comment counts of every upload the user liked or commented
- * (banned users' likes and comments are not counted): mark them all changed, in the ban's transaction.
+ * (banned users' likes and comments are not counted) and hides or shows the user's own uploads:
+ * mark them all changed, in the ban's transaction.
  */
 export async function touchActivityOfUser(db: Db, userId: string, now: string): Promise<number> {
   const rows = await db
@@ -70,6 +71,15 @@ export async function touchActivityOfUser(db: Db, userId: string, now: string): 
     .select("upload_id")
     .where("user_id", "=", userId)
     .union(db.selectFrom("comments").select("upload_id").where("user_id", "=", userId))
+    // The user's own uploads leave or rejoin the feed: the delta pages through them with the
+    // activity stream (has_more and the cursor carry any number of them).
+    .union(
+      db
+        .selectFrom("uploads")
+        .select("id as upload_id")
+        .where("user_id", "=", userId)
+        .where("deleted_at", "is", null),
+    )
     .execute();
   for (let i = 0; i < rows.length; i += 500) {
     await db
