@@ -16,6 +16,9 @@ const project = (name: string, root: string, extra: Record<string, unknown> = {}
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // expect.poll's own default (1 s) is a wall-clock bound: on a loaded 2-core CI machine a page
+    // update, a socket close or a NOTIFY can take longer. The condition polled stays the same.
+    expect: { poll: { timeout: 15_000 } },
     ...extra,
   },
 });
