@@ -3,7 +3,7 @@ import type { Database } from "@app/kit/db";
 import { tooManyRequests } from "@app/kit/errors";
 import type { RateLimiter } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
-import { countHit, pruneWindows, readWindow } from "./repository.js";
+import { countHits, pruneWindows, readWindow, type WindowRow } from "./repository.js";
 
 interface Bucket {
   start: number;
@@ -69,21 +69,68 @@ const PRUNE_EVERY_MS = 60_000;
 
 /**
  * The same fixed windows in the database, so several processes on one PostgreSQL count together
- * (DESIGN.md "Scale-out"). One upsert per hit; a hit past the limit is refused (it still counts,
- * which changes nothing: the window does not move).
+ * (DESIGN.md "Scale-out"). Hits are counted by group commit: the first hit is sent at once, and
+ * hits that arrive while a statement is on its way are counted together by the next one (one
+ * upsert for all their keys, `count + n`). Each hit learns its own place in its window, so the
+ * answers are those of one upsert per hit, at one statement per round trip instead of per
+ * request. A hit past the limit is refused (it still counts, which changes nothing: the window
+ * does not move).
  */
 export function createDbRateLimiter(database: Pick<Database<GalleryDB>, "db">, clock: Clock): RateLimiter {
   const { db } = database;
   let lastPrune = 0;
+  interface Waiter {
+    resolve: (place: { row: WindowRow; nth: number; now: number }) => void;
+    reject: (err: unknown) => void;
+  }
+  let queued = new Map<string, { windowMs: number; waiters: Waiter[] }>();
+  let draining = false;
+
+  const drain = async () => {
+    draining = true;
+    try {
+      while (queued.size > 0) {
+        const batch = queued;
+        queued = new Map();
+        const now = clock.now();
+        try {
+          if (now - lastPrune >= PRUNE_EVERY_MS) {
+            lastPrune = now;
+            await pruneWindows(db, now);
+          }
+          const rows = await countHits(
+            db,
+            [...batch].map(([key, e]) => ({ key, n: e.waiters.length, windowMs: e.windowMs })),
+            now,
+          );
+          for (const [key, e] of batch) {
+            const row = rows.get(key);
+            e.waiters.forEach((w, i) => {
+              if (row) w.resolve({ row, nth: row.count - e.waiters.length + i + 1, now });
+              else w.reject(new Error("rate limit upsert returned no row"));
+            });
+          }
+        } catch (err) {
+          for (const e of batch.values()) for (const w of e.waiters) w.reject(err);
+        }
+      }
+    } finally {
+      draining = false;
+    }
+  };
+
   return {
     async hit(key, limit, windowMs, code) {
-      const now = clock.now();
-      if (now - lastPrune >= PRUNE_EVERY_MS) {
-        lastPrune = now;
-        await pruneWindows(db, now);
-      }
-      const w = await countHit(db, key, now, windowMs);
-      if (w.count > limit) throw refuse(w.window_start, w.window_ms, now, code);
+      const place = await new Promise<{ row: WindowRow; nth: number; now: number }>((resolve, reject) => {
+        let e = queued.get(key);
+        if (!e) {
+          e = { windowMs, waiters: [] };
+          queued.set(key, e);
+        }
+        e.waiters.push({ resolve, reject });
+        if (!draining) void drain();
+      });
+      if (place.nth > limit) throw refuse(place.row.window_start, place.row.window_ms, place.now, code);
     },
     async check(key, limit, _windowMs, code) {
       const now = clock.now();

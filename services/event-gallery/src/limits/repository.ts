@@ -11,30 +11,43 @@ export interface WindowRow {
 }
 
 /**
- * Count one hit in one statement: a window that has run out starts again at `now` with 1. Atomic
- * per key on both backends (an upsert), so processes sharing the database count together.
+ * Count `n` hits on each key in one statement (the PostgreSQL limiter's group commit: one entry
+ * per key). Per key the same rule as countHit: a window that has run out starts again at `now`,
+ * counting these `n`. Keys, counts and windows are bound as one array value each (PostgreSQL:
+ * on SQLite the limiter lives in memory). Atomic per key, so processes count together.
  */
-export async function countHit(db: Db, key: string, now: number, windowMs: number): Promise<WindowRow> {
-  // Every /feed and /feed/delta request counts a hit: a prepared statement, compiled once.
-  const [row] = await hitStatement(db, { key, now, windowMs });
-  if (!row) throw new Error("rate limit upsert returned no row");
-  return {
-    window_start: Number(row.window_start),
-    window_ms: Number(row.window_ms),
-    count: Number(row.count),
-  };
+export async function countHits(
+  db: Db,
+  hits: readonly { key: string; n: number; windowMs: number }[],
+  now: number,
+): Promise<Map<string, WindowRow>> {
+  const rows = await hitsStatement(db, {
+    keys: hits.map((h) => h.key),
+    ns: hits.map((h) => h.n),
+    windows: hits.map((h) => h.windowMs),
+    now,
+  });
+  return new Map(
+    rows.map((r) => [
+      r.key,
+      { window_start: Number(r.window_start), window_ms: Number(r.window_ms), count: Number(r.count) },
+    ]),
+  );
 }
 
-const hitStatement = preparedQuery(
-  (_db: Db, p: { key: string; now: number; windowMs: number }) => sql<WindowRow>`
-    INSERT INTO rate_limits (key, window_start, window_ms, count) VALUES (${p.key}, ${p.now}, ${p.windowMs}, 1)
+const hitsStatement = preparedQuery(
+  (_db: Db, p: { keys: unknown; ns: unknown; windows: unknown; now: number }) => sql<
+    WindowRow & { key: string }
+  >`
+    INSERT INTO rate_limits (key, window_start, window_ms, count)
+    SELECT h.k, ${p.now}, h.w, h.n FROM unnest(${p.keys}::text[], ${p.ns}::int[], ${p.windows}::bigint[]) AS h (k, n, w)
     ON CONFLICT (key) DO UPDATE SET
-      count = CASE WHEN rate_limits.window_start + rate_limits.window_ms <= ${p.now} THEN 1
-                   ELSE rate_limits.count + 1 END,
+      count = CASE WHEN rate_limits.window_start + rate_limits.window_ms <= ${p.now} THEN excluded.count
+                   ELSE rate_limits.count + excluded.count END,
       window_start = CASE WHEN rate_limits.window_start + rate_limits.window_ms <= ${p.now} THEN ${p.now}
                           ELSE rate_limits.window_start END,
-      window_ms = ${p.windowMs}
-    RETURNING window_start, window_ms, count`,
+      window_ms = excluded.window_ms
+    RETURNING key, window_start, window_ms, count`,
 );
 
 export async function readWindow(db: Db, key: string): Promise<WindowRow | undefined> {
