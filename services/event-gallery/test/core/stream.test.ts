@@ -7,7 +7,10 @@ import { TicketStore } from "../../src/realtime/tickets.js";
 import { galleryDb } from "../scale/db.js";
 import { type Gallery, startGallery } from "./harness.js";
 
-/** Reads an SSE response body as text; `until` waits (bounded by real time) for a substring. */
+/**
+ * Reads an SSE response body as text; `until` waits (bounded by real time, generously: a loaded
+ * 2-core CI machine can take seconds to deliver a frame) for a substring.
+ */
 async function openStream(base: string, ticket: string) {
   const res = await fetch(`${base}/api/v1/stream?ticket=${encodeURIComponent(ticket)}`);
   let buf = "";
@@ -16,7 +19,7 @@ async function openStream(base: string, ticket: string) {
   return {
     res,
     text: () => buf,
-    async until(needle: string, ms = 5000): Promise<string> {
+    async until(needle: string, ms = 15_000): Promise<string> {
       const deadline = Date.now() + ms;
       while (!buf.includes(needle)) {
         if (!reader || Date.now() > deadline) throw new Error(`stream never showed ${needle}; got: ${buf}`);

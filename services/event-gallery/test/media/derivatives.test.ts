@@ -217,19 +217,24 @@ describe("derivatives worker", () => {
   it("starts in the background and renders a new upload when it is announced", async () => {
     const w = worker(g, { pollMs: 3_600_000 });
     w.start();
+    // Every upload-processed seen, so the wait is for this upload's own event (not the first of any).
+    const processed = new Set<string>();
+    let seen = () => {};
+    const off = g.built.ctx.bus.subscribe((e, d) => {
+      if (e === "upload-processed") {
+        processed.add(String(d.id));
+        seen();
+      }
+    });
     try {
-      const done = new Promise<string>((resolve) => {
-        const off = g.built.ctx.bus.subscribe((e, d) => {
-          if (e === "upload-processed") {
-            off();
-            resolve(String(d.id));
-          }
-        });
-      });
       const id = await uploaded(await solidJpeg(30, 30));
-      expect(await done).toBe(id);
+      await new Promise<void>((resolve) => {
+        seen = () => processed.has(id) && resolve();
+        seen();
+      });
       expect((await uploadRow(g, id)).compression_status).toBe("done");
     } finally {
+      off();
       await w.stop();
     }
   });
