@@ -108,7 +108,8 @@ describe("OAuth consent page and the owner's client list, in Chromium", () => {
       expect(clients.map((c) => c.client_name)).not.toContain(`Claude (${size.name})`);
       expect(errors).toEqual([]);
       await context.close();
-    });
+      // Two page loads, a redirect and two screenshots in Chromium: more than the 30 s default under load.
+    }, 90_000);
 
   it("speaks German to a German browser", async () => {
     const context = await browser.newContext({ locale: "de-DE", viewport: { width: 390, height: 844 } });
@@ -118,5 +119,5 @@ describe("OAuth consent page and the owner's client list, in Chromium", () => {
     expect(await page.textContent('button[value="approve"]')).toBe("Zustimmen");
     await page.screenshot({ path: `${ARTIFACTS}bridge-oauth-consent-de.png`, fullPage: true });
     await context.close();
-  });
+  }, 60_000);
 });

@@ -41,5 +41,6 @@ describe("/token page in a browser", () => {
     expect(h.built.tokens.token).toBe(fresh);
     expect(errors).toEqual([]);
     await page.close();
-  });
+    // A Chromium page with four round trips: more than the 30 s default on a loaded machine.
+  }, 60_000);
 });
