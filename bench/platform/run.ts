@@ -132,7 +132,14 @@ const bare = await bench.server("bare Fastify", new URL("../harness/bare.ts", im
   routes: [{ path: "/hello", body: sample.body, contentType: sample.type }],
 });
 
-const hello = { path: "/hello", connections: CONNECTIONS, duration: DURATION_S, headers: { host: HOST } };
+// Each server gets 3 s of the same load first (JIT, pools, warm contexts), then is measured.
+const hello = {
+  path: "/hello",
+  connections: CONNECTIONS,
+  duration: DURATION_S,
+  warmup: 3000,
+  headers: { host: HOST },
+};
 await bench.load("bare Fastify, same bytes", bare, hello);
 const s = await bench.load("script route on SQLite (sync, outbox)", platform, {
   ...hello,

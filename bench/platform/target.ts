@@ -23,6 +23,12 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
     PLATFORM_ADMIN_USERNAME: "bench",
     PLATFORM_ADMIN_PASSWORD: "bench password 1234",
     PLATFORM_MAX_CONCURRENCY: "64",
+    // Engine knobs may be tried from the bench's environment (default: the platform's defaults).
+    ...Object.fromEntries(
+      ["PLATFORM_WORKERS", "PLATFORM_APP_CONCURRENCY"].flatMap((k) =>
+        process.env[k] ? [[k, process.env[k] as string]] : [],
+      ),
+    ),
   });
   const built = await buildApp(config, {
     logger: createLogger({ name: "bench", level: "error" }),
