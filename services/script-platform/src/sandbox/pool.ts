@@ -13,7 +13,7 @@ import {
 } from "./engine.js";
 import type { RunLimits } from "./limits.js";
 import { compileQuickJS } from "./quickjs.js";
-import { CELL_CANCELLED, CELL_WAITING } from "./run-cells.js";
+import { CELL_CANCELLED, CELL_WAITING, cellValue, moveCell } from "./run-cells.js";
 import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./worker.js";
 
 /**
@@ -82,7 +82,7 @@ export const DEFAULT_RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
 /** Runs one worker may hold beyond the one it runs (see Pipelining above). */
 export const PIPELINE_DEPTH = 8;
 
-/** Cells per worker for handed-on runs; reused round-robin, far more than PIPELINE_DEPTH + 1. */
+/** Cells per worker; reused round-robin (a cell names its run, so reuse is safe; see run-cells.ts). */
 const CELLS = 64;
 
 interface Pending {
@@ -117,7 +117,7 @@ interface Slot {
   gone: boolean;
   /** Runs handed on to this worker, in the order it will start them. */
   held: Pending[];
-  /** Shared with the worker: one state cell per handed run (CELL_* in worker.ts). */
+  /** Shared with the worker: one cell per handed run (run-cells.ts). */
   cells: Int32Array;
   nextCell: number;
 }
@@ -387,10 +387,10 @@ export class EnginePool {
 
   /** Post a run to a busy worker, which starts it once its current runs end. */
   private hold(slot: Slot, p: Pending): void {
+    const id = ++this.seq;
     const cell = slot.nextCell;
     slot.nextCell = (cell + 1) % CELLS;
-    Atomics.store(slot.cells, cell, CELL_WAITING);
-    const id = ++this.seq;
+    Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
     p.held = { slot, id, cell };
     slot.held.push(p);
     this.handedOn++;
@@ -413,11 +413,7 @@ export class EnginePool {
   private withdraw(p: Pending): boolean {
     const h = p.held;
     if (!h) return false;
-    if (
-      !h.slot.gone &&
-      Atomics.compareExchange(h.slot.cells, h.cell, CELL_WAITING, CELL_CANCELLED) !== CELL_WAITING
-    )
-      return false;
+    if (!h.slot.gone && !moveCell(h.slot.cells, h.cell, h.id, CELL_WAITING, CELL_CANCELLED)) return false;
     const i = h.slot.held.indexOf(p);
     if (i >= 0) h.slot.held.splice(i, 1);
     this.unwatch(p);
@@ -488,7 +484,7 @@ export class EnginePool {
     const id = ++this.seq;
     const cell = slot.nextCell;
     slot.nextCell = (cell + 1) % CELLS;
-    Atomics.store(slot.cells, cell, CELL_WAITING);
+    Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
     if (!this.activate(slot, p, id)) return;
     const msg: ToWorker = { t: "run", id, cell, held: false, run: this.workerRun(p.req) };
     try {

@@ -26,7 +26,7 @@ import { SizeLimitError } from "./boundary.js";
 import { Engine, type EngineClock, type RunOutcome, ScriptVisibleError } from "./engine.js";
 import { type RunLimits, SANDBOX_DEFAULTS } from "./limits.js";
 import { quickJS } from "./quickjs.js";
-import { CELL_STARTED, CELL_WAITING } from "./run-cells.js";
+import { CELL_STARTED, CELL_WAITING, moveCell } from "./run-cells.js";
 import { WEB_APIS_PRELUDE } from "./web-apis.js";
 
 export interface WorkerRun {
@@ -120,8 +120,7 @@ let retired = false;
 /** The next queued run this worker may start (claims its cell); withdrawn ones are skipped. */
 function claimNext(): Queued | null {
   for (let q = queue.shift(); q; q = queue.shift()) {
-    if (!cells || Atomics.compareExchange(cells, q.cell, CELL_WAITING, CELL_STARTED) === CELL_WAITING)
-      return q;
+    if (!cells || moveCell(cells, q.cell, q.id, CELL_WAITING, CELL_STARTED)) return q;
   }
   return null;
 }

@@ -96,6 +96,25 @@ describe("worker pool pipelining", () => {
     expect(pool.replaced).toBe(0);
   });
 
+  it("never starts a withdrawn run whose cell a later run reuses", async () => {
+    const replacedBefore = pool.replaced;
+    const first = run("c", 0, { key: "c/block", source: BLOCKING, host: blocking });
+    await until(() => blocked.length === 1);
+    // Waves of handed-on runs withdrawn while the worker is busy: they stay in its queue while
+    // their cells go round and are handed to later runs.
+    for (let wave = 0; wave < 9; wave++) {
+      const outs = await Promise.all(
+        Array.from({ length: PIPELINE_DEPTH }, (_, n) => run("c", n, { waitMs: 20 })),
+      );
+      expect(outs.every((o) => !o.ok && o.kind === "busy")).toBe(true);
+    }
+    const later = run("c", 99);
+    blocked.shift()?.();
+    expect(await first).toMatchObject({ ok: true, value: 0 });
+    expect(await later).toMatchObject({ ok: true, value: 99 });
+    expect(pool.replaced).toBe(replacedBefore);
+  });
+
   it("hands nothing on past a run of another app that waits for a worker", async () => {
     const x1 = run("x", 1, { key: "x/block", source: BLOCKING, host: blocking });
     const y1 = run("y", 1, { key: "y/block", source: BLOCKING, host: blocking });
