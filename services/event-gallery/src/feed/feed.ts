@@ -60,16 +60,16 @@ const deltaCursorNow = (ctx: GalleryContext) => encode([toIso(ctx.clock.now() - 
 
 /**
  * GET /feed: newest first, keyset on (created_at, id), filters AND-ed. Answers the page as JSON
- * text (a FeedPage). The viewer-independent part comes from `pages` while the feed stamp is the
- * one it was built under (the stamp is read with the session, before the page); the viewer's
- * `liked_by_me` (one indexed read), media token and delta cursor are filled in per request.
+ * (the UTF-8 bytes of a FeedPage). The viewer-independent part comes from `pages` while the feed
+ * stamp is the one it was built under (the stamp is read with the session, before the page); the
+ * viewer's `liked_by_me` (one indexed read), media token and delta cursor are filled in per request.
  */
 export async function readFeed(
   ctx: GalleryContext,
   user: AuthedUser,
   query: FeedQuery,
   pages: FeedPageCache | null = null,
-): Promise<string> {
+): Promise<Buffer> {
   const settings = await ctx.settings.all();
   await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
@@ -91,7 +91,8 @@ export async function readFeed(
     if (tags.length > 0) tagsAny.push([...new Set(tags)].slice(0, 30));
     else impossible = true;
   }
-  if (impossible) return JSON.stringify({ items: [], next_cursor: null, delta_cursor: deltaCursor });
+  if (impossible)
+    return Buffer.from(JSON.stringify({ items: [], next_cursor: null, delta_cursor: deltaCursor }));
 
   const { reader } = ctx.database;
   const filter = { tagsAny, uploader: query.uploader ?? null };

@@ -27,22 +27,31 @@ export class PageTemplate {
     t.hole(DELTA);
     t.lit('"}');
     t.parts.push(t.current);
+    t.bytes = t.parts.map((p) => Buffer.from(p, "utf8"));
     return t;
   }
 
+  /** The literal parts as UTF-8, encoded once: a response is then a copy of bytes, not a string to encode. */
+  private bytes: Buffer[] = [];
+
   /**
-   * The page for one viewer. `token` must be URL-safe as it is (the caller encodes it), and
-   * `deltaCursor` base64url: neither needs JSON escaping.
+   * The page for one viewer, as UTF-8 bytes. `token` must be URL-safe as it is (the caller
+   * encodes it), and `deltaCursor` base64url: neither needs JSON escaping.
    */
-  render(token: string, liked: ReadonlySet<string>, deltaCursor: string): string {
-    let out = this.parts[0] as string;
+  render(token: string, liked: ReadonlySet<string>, deltaCursor: string): Buffer {
+    const tok = Buffer.from(token, "latin1");
+    const delta = Buffer.from(deltaCursor, "latin1");
+    const first = this.bytes[0] as Buffer;
+    const list: Buffer[] = [first];
+    let length = first.length;
     for (let i = 0; i < this.holes.length; i++) {
       const h = this.holes[i] as number;
-      out +=
-        h === TOKEN ? token : h === DELTA ? deltaCursor : liked.has(this.ids[h] as string) ? "true" : "false";
-      out += this.parts[i + 1];
+      const hole = h === TOKEN ? tok : h === DELTA ? delta : liked.has(this.ids[h] as string) ? TRUE : FALSE;
+      const part = this.bytes[i + 1] as Buffer;
+      list.push(hole, part);
+      length += hole.length + part.length;
     }
-    return out;
+    return Buffer.concat(list, length);
   }
 
   private lit(s: string) {
@@ -75,6 +84,8 @@ export class PageTemplate {
 }
 
 const TOKEN = -1;
+const TRUE = Buffer.from("true");
+const FALSE = Buffer.from("false");
 const DELTA = -2;
 const URL_KEYS = new Set(["original_url", "preview_url", "display_url", "thumbnail_url"]);
 

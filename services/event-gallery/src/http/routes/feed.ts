@@ -30,7 +30,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
     async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
       if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
-      // Already JSON text (a FeedPage, built from a cached template): sent as it is.
+      // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
       const json = await readFeed(ctx, req.principal, req.query, pages);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
