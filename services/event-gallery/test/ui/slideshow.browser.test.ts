@@ -140,8 +140,9 @@ describe("the venue slideshow in a browser", () => {
       { timeout: 10_000 },
     );
     const videoShownAt = Date.now();
-    await page.waitForSelector(`.slide[data-id="${clip}"]`, { state: "detached", timeout: 15_000 });
-    expect(Date.now() - videoShownAt).toBeLessThan(15_000);
+    // Well under the 45 s cap, with room for a loaded CI machine decoding the clip in software.
+    await page.waitForSelector(`.slide[data-id="${clip}"]`, { state: "detached", timeout: 30_000 });
+    expect(Date.now() - videoShownAt).toBeLessThan(30_000);
 
     // A network drop: the offline mark shows, the slideshow keeps the photos it has...
     await page.context().setOffline(true);

@@ -144,7 +144,15 @@ describe("crash safety with a real process", () => {
       expect(((await disk.json()) as { originals_bytes: number }).originals_bytes).toBe(photo.length);
     } finally {
       sock?.destroy();
-      server.proc.kill("SIGTERM");
+      // Wait for the child to exit, so it is not still writing into DATA_DIR (or holding the
+      // database) while afterAll removes them.
+      if (server.proc.exitCode === null && server.proc.signalCode === null) {
+        const exited = new Promise((r) => server.proc.once("exit", r));
+        server.proc.kill("SIGTERM");
+        const hard = setTimeout(() => server.proc.kill("SIGKILL"), 15_000);
+        await exited;
+        clearTimeout(hard);
+      }
     }
   }, 120_000);
 });
