@@ -49,8 +49,9 @@ describe("hosts and guests in a browser", () => {
   const admin = (page: Page) => adminLogin(g, page, PASSWORD);
   const photo = (name: string, hue: number) => photoFile(g, name, hue);
 
+  // 77 s in a full SQLite run at load 8: room for a slower CI machine.
   it("runs an event: branding, pre-moderation, promotion, download and share, the QR card", {
-    timeout: 180_000,
+    timeout: 300_000,
   }, async () => {
     // ---- The admin brands the event and turns pre-moderation on, from the admin page.
     const host = await newPage(LAPTOP);
@@ -227,8 +228,9 @@ describe("hosts and guests in a browser", () => {
     await shot(ann, "feed-phone");
   });
 
+  // 24 s in a full SQLite run at load 8 (two Chromium pages with axe checks).
   it("the Memories viewer opens offline in the reader's language with the branding", {
-    timeout: 60_000,
+    timeout: 120_000,
   }, async () => {
     const dir = join(work, "memories");
     mkdirSync(join(dir, "media"), { recursive: true });
