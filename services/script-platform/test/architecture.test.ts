@@ -128,8 +128,6 @@ const SQL_ALLOWED: { file: string; max: number; reason: string }[] = [
     max: 4,
     reason: "multiRowStatement runs statements built in outbox-repo/executions-repo; names no table",
   },
-  { file: "control/route-table.ts", max: 3, reason: "owned by another helper (route table), in progress" },
-  { file: "execution/runtime.ts", max: 2, reason: "owned by another helper (engine runtime), in progress" },
 ];
 
 describe("SQL only in repository modules", () => {

@@ -2,6 +2,7 @@ import type { Clock, TimerHandle } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
+import { appsRepo } from "./apps-repo.js";
 import {
   type CompiledPattern,
   compile,
@@ -15,6 +16,7 @@ import {
   precedenceCompare,
   splitPath,
 } from "./route-patterns.js";
+import { routesRepo } from "./routes-repo.js";
 
 /** A route as the admin API shows it. */
 export interface RouteView {
@@ -267,20 +269,17 @@ export function createRouteTable(database: Database<PlatformDB>, logger: Logger,
   let pending = { full: false, apps: new Set<string>() };
   let scheduled: Promise<void> | null = null;
   let chain: Promise<void> = Promise.resolve();
+  const apps = appsRepo(database);
+  const routes = routesRepo(database);
 
   const load = async (work: { full: boolean; apps: Set<string> }) => {
     const appIds = [...work.apps];
-    let routesQuery = database.db.selectFrom("routes").selectAll();
-    if (!work.full) routesQuery = routesQuery.where("app_id", "in", appIds);
-    const [domains, rows] = await Promise.all([
-      database.db.selectFrom("app_domains").select(["app_id", "host", "kind"]).execute(),
-      routesQuery.execute(),
-    ]);
+    const [domains, rows] = await Promise.all([apps.allDomains(), routes.forApps(work.full ? null : appIds)]);
     const byApp = groupByApp(rows.map((r) => toRouteView(database, r)));
-    const apps = work.full ? new Map<string, AppRoutes>() : new Map(snapshot.apps);
-    if (!work.full) for (const id of appIds) apps.delete(id);
-    for (const [id, list] of byApp) apps.set(id, buildAppRoutes(list));
-    snapshot = { ...hostMaps(domains), apps };
+    const live = work.full ? new Map<string, AppRoutes>() : new Map(snapshot.apps);
+    if (!work.full) for (const id of appIds) live.delete(id);
+    for (const [id, list] of byApp) live.set(id, buildAppRoutes(list));
+    snapshot = { ...hostMaps(domains), apps: live };
   };
 
   const refresh = (appId?: string): Promise<void> => {

@@ -85,6 +85,18 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
     ),
   );
   return {
+    /** Async HTTP requests of an app still waiting in the outbox (its queue bound). */
+    async waitingAsyncHttp(appId: string): Promise<number> {
+      const r = await database.db
+        .selectFrom("outbox")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("app_id", "=", appId)
+        .where("source_kind", "=", "http")
+        .where("reply_to", "is", null)
+        .executeTakeFirst();
+      return Number(r?.n ?? 0);
+    },
+
     async insert(trx: Kysely<PlatformDB>, row: OutboxRow): Promise<void> {
       await insertRows(trx, [row]);
     },

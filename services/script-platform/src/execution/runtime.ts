@@ -9,7 +9,7 @@ import type { ScriptRecord } from "../control/scripts-repo.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
 import type { FailurePolicy } from "../dispatch/failure-policy.js";
 import { Inbox } from "../dispatch/inbox.js";
-import { encodeHttpPayload, type OutboxRow } from "../dispatch/outbox.js";
+import { encodeHttpPayload, type OutboxRow, outboxRepo } from "../dispatch/outbox.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import {
   DEFAULT_TIMEOUT_SECONDS,
@@ -127,6 +127,7 @@ export async function createRuntime(
   links: RuntimeLinks,
 ): Promise<Runtime> {
   const { clock, logger, database, config } = ctx;
+  const outbox = outboxRepo(database, clock);
   const engine = await EnginePool.start({
     workers: config.PLATFORM_WORKERS,
     appConcurrency: appConcurrency(config),
@@ -201,14 +202,7 @@ export async function createRuntime(
       created_at: now,
     };
     if (input.mode === "async") {
-      const waiting = await database.db
-        .selectFrom("outbox")
-        .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("app_id", "=", input.appId)
-        .where("source_kind", "=", "http")
-        .where("reply_to", "is", null)
-        .executeTakeFirst();
-      if (Number(waiting?.n ?? 0) >= limits.maxPendingAsyncPerApp)
+      if ((await outbox.waitingAsyncHttp(input.appId)) >= limits.maxPendingAsyncPerApp)
         throw unavailable(
           5,
           "Too many async requests are waiting for this app; try again later.",
