@@ -1,8 +1,13 @@
-import type { Database, Kysely, Selectable } from "@app/kit/db";
+import { type Database, type Kysely, preparedQuery, type Selectable } from "@app/kit/db";
 import { isUuid } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
 import type { SandboxOverrides } from "./sandbox-policy.js";
 import type { ScriptLanguage } from "./script-language.js";
+
+/** Read on every user-route request and every run: compiled once per database, then prepared. */
+const scriptByIdStatement = preparedQuery((db: Kysely<PlatformDB>, p: { id: string }) =>
+  db.selectFrom("scripts").selectAll().where("id", "=", p.id),
+);
 
 export type ScriptKind = "endpoint" | "module";
 
@@ -59,7 +64,7 @@ export function scriptsRepo(database: Database<PlatformDB>) {
   return {
     async byId(id: string, db: Db = database.db): Promise<ScriptRecord | null> {
       if (!isUuid(id)) return null;
-      const r = await db.selectFrom("scripts").selectAll().where("id", "=", id).executeTakeFirst();
+      const [r] = await scriptByIdStatement(db, { id });
       return r ? toRecord(r) : null;
     },
     async byName(appId: string, name: string, db: Db = database.db): Promise<ScriptRecord | null> {
