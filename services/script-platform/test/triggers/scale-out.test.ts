@@ -187,7 +187,7 @@ describe.skipIf(testBackend() !== "postgres")(
         return r.status === 200 ? r : null;
       });
       expect(res.text.length).toBeGreaterThan(20);
-    });
+    }, 60_000);
 
     it(`${ROWS} outbox rows are each run exactly once by the two instances' dispatchers`, async () => {
       const db = database();
@@ -264,6 +264,6 @@ describe.skipIf(testBackend() !== "postgres")(
       expect(sent.status, sent.text).toBe(200);
       await client.waitFor('"from":"a"', new FakeClock());
       expect(client.text()).toMatch(/event: message\ndata: \{"from":"a","n":1\}/);
-    });
+    }, 60_000);
   },
 );

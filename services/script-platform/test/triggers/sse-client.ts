@@ -30,9 +30,15 @@ export function openSseClient(
         status: res.statusCode ?? 0,
         text: () => buf,
         async waitFor(needle, clock) {
-          for (let i = 0; i < 500 && !buf.includes(needle); i++) {
-            await clock.advance(100);
-            await new Promise((r) => setTimeout(r, 5));
+          // Up to 15 s of real time (a loaded CI machine, NOTIFY across processes); the fake
+          // clock moves at most 20 s so a 30 s subscriber token cannot expire during the wait.
+          const deadline = Date.now() + 15_000;
+          for (let advanced = 0; !buf.includes(needle) && Date.now() < deadline; ) {
+            if (advanced < 20_000) {
+              await clock.advance(100);
+              advanced += 100;
+            }
+            await new Promise((r) => setTimeout(r, 10));
           }
           if (!buf.includes(needle)) throw new Error(`stream never contained ${needle}; got ${buf}`);
         },
