@@ -164,7 +164,7 @@ describe("Memories language patch on a zip64 archive", () => {
       const zip = new yazl.ZipFile();
       zip.addReadStream(Readable.from([viewerLangScript(null)]), VIEWER_LANG_ENTRY, { compress: false });
       zip.addBuffer(Buffer.from("<!doctype html><title>Memories</title>"), "index.html");
-      zip.end({ forceZip64Format: true });
+      zip.end({ forceZip64Format: true, comment: "" });
       const stored = join(dir, "stored.zip");
       await pipeline(zip.outputStream, createWriteStream(stored));
       const bytes = readFileSync(stored);
