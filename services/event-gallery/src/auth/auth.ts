@@ -4,7 +4,9 @@ import { forbidden, unauthorized } from "@app/kit/errors";
 import { presentedCredentials } from "@app/kit/http";
 import type { Auth, AuthedUser, RequestLike } from "../context.js";
 import type { GalleryDB, Role } from "../db/schema.js";
-import type { SessionTokens } from "./sessions.js";
+import { groupRead } from "../limits/group-read.js";
+import { liveSessions } from "./repository.js";
+import type { SessionSource, SessionTokens } from "./sessions.js";
 
 const RANK: Record<Role, number> = { guest: 0, host: 1, admin: 2 };
 export const roleAtLeast = (role: Role, min: Role) => RANK[role] >= RANK[min];
@@ -24,21 +26,29 @@ export function clientIpOf(req: RequestLike): string {
   return req.socket.remoteAddress ?? req.ip ?? "unknown";
 }
 
-export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, _clock: Clock): Auth {
+export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, clock: Clock): Auth {
   // Hot path: the live rows are read on every request (a ban, demotion or logout counts at once,
   // on every process), through the reader so the read never queues behind writes.
   const { db, reader } = database;
+  // Concurrent requests' session reads go out together (one statement per batch, sent after each
+  // request arrived, so every read is as live as one of its own); the stamp is read in it too.
+  const readSessions = groupRead(async (ids: readonly string[]) => {
+    const rows = await liveSessions(reader, [...new Set(ids)], clock.iso());
+    const byId = new Map(rows.map((r) => [r.session_id, r]));
+    return ids.map((id) => byId.get(id));
+  });
+  const live: SessionSource = (sessionId) => readSessions(sessionId);
 
   const fromSessionToken = async (token: string) => {
     // Signature checked once per token string (cached); the session row is read every time.
     const c = await tokens.claims(token, "session");
     if (!c) return null;
-    return tokens.lookup(reader, { sessionId: c.sid, tokenHash: c.tokenHash });
+    return tokens.lookup(live, { sessionId: c.sid, tokenHash: c.tokenHash });
   };
   const fromMediaToken = async (token: string) => {
     const c = await tokens.claims(token, "media");
     if (!c) return null;
-    const row = await tokens.lookup(reader, { sessionId: c.sid });
+    const row = await tokens.lookup(live, { sessionId: c.sid });
     return row && (c.sub === null || row.id === c.sub) ? row : null;
   };
 

@@ -1,5 +1,6 @@
 import { type Kysely, preparedQuery } from "@app/kit/db";
 import type { GalleryDB, Role } from "../db/schema.js";
+import { arrayParam, inArray } from "../feed/repository.js";
 
 /** Every SQL statement of sessions. */
 type Db = Kysely<GalleryDB>;
@@ -47,7 +48,20 @@ export async function liveSession(
   return (await liveSessionStatement(db, { sessionId, nowIso }))[0];
 }
 
-const liveSessionStatement = preparedQuery((db: Db, p: { sessionId: string; nowIso: string }) =>
+/**
+ * `liveSession` for several sessions in one statement (auth's group read): the same rows, each
+ * with the feed stamp read in that statement. Unknown, revoked and expired ids have no row.
+ */
+export async function liveSessions(
+  db: Db,
+  sessionIds: readonly string[],
+  nowIso: string,
+): Promise<SessionUserRow[]> {
+  if (sessionIds.length === 0) return [];
+  return liveSessionsStatement(db, { ids: arrayParam(db, sessionIds), nowIso });
+}
+
+const sessionUserQuery = (db: Db, nowIso: string) =>
   db
     .selectFrom("sessions")
     .innerJoin("users", "users.id", "sessions.user_id")
@@ -62,9 +76,15 @@ const liveSessionStatement = preparedQuery((db: Db, p: { sessionId: string; nowI
       (eb) =>
         eb.selectFrom("feed_stamp").select("feed_stamp.n").where("feed_stamp.id", "=", 1).as("feed_stamp"),
     ])
-    .where("sessions.id", "=", p.sessionId)
     .where("sessions.revoked_at", "is", null)
-    .where("sessions.expires_at", ">", p.nowIso),
+    .where("sessions.expires_at", ">", nowIso);
+
+const liveSessionStatement = preparedQuery((db: Db, p: { sessionId: string; nowIso: string }) =>
+  sessionUserQuery(db, p.nowIso).where("sessions.id", "=", p.sessionId),
+);
+
+const liveSessionsStatement = preparedQuery((db: Db, p: { ids: unknown; nowIso: string }) =>
+  sessionUserQuery(db, p.nowIso).where(inArray(db, "sessions.id", p.ids)),
 );
 
 export async function slideSession(db: Db, sessionId: string, nowIso: string, expiresIso: string) {

@@ -40,6 +40,9 @@ interface Verified {
  * know is only that a token string is authentic and whose session it names; whether that session
  * and its user are still live (logout, ban, demotion) is read from the database on every request.
  */
+/** Reads a session's live row (with its user's) now; undefined when unknown, revoked or expired. */
+export type SessionSource = (sessionId: string) => Promise<SessionUserRow | undefined>;
+
 export class SessionTokens {
   private readonly verified = new Map<string, Verified>();
   /** One media credential per session, reused while more than half of its life remains. */
@@ -146,12 +149,18 @@ export class SessionTokens {
     }
   }
 
-  /** The live session row plus its user's live row, or null when unknown, revoked or idle-expired. */
+  /**
+   * The live session row plus its user's live row, or null when unknown, revoked or idle-expired.
+   * Read from `source`: a database, or a reader of live rows (auth's group read).
+   */
   async lookup(
-    db: Kysely<GalleryDB>,
+    source: Kysely<GalleryDB> | SessionSource,
     where: { tokenHash: string; sessionId: string } | { sessionId: string },
   ) {
-    const row = await liveSession(db, where.sessionId, this.clock.iso());
+    const row =
+      typeof source === "function"
+        ? await source(where.sessionId)
+        : await liveSession(source, where.sessionId, this.clock.iso());
     if (!row) return null;
     if ("tokenHash" in where && row.token_hash !== where.tokenHash) return null;
     return row;

@@ -1,6 +1,7 @@
 import { toIso } from "@app/kit/clock";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
+import type { LikedReader } from "./liked-batch.js";
 import { type FeedPageCache, PageTemplate } from "./page-cache.js";
 import * as repo from "./repository.js";
 import { type FeedItem, itemIso, loadFeedItems } from "./serialize.js";
@@ -69,6 +70,7 @@ export async function readFeed(
   user: AuthedUser,
   query: FeedQuery,
   pages: FeedPageCache | null = null,
+  likes: LikedReader | null = null,
 ): Promise<Buffer> {
   const settings = await ctx.settings.all();
   await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
@@ -115,7 +117,7 @@ export async function readFeed(
     pages?.set(stamp, key, page);
   }
   const [liked, token] = await Promise.all([
-    repo.likedAmong(reader, user.id, page.ids),
+    likes ? likes(user.id, page.ids) : repo.likedAmong(reader, user.id, page.ids),
     ctx.auth.mediaToken(user),
   ]);
   return page.render(encodeURIComponent(token), liked, deltaCursor);

@@ -296,11 +296,11 @@ const itemsStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown 
 );
 
 /** A list of strings bound as ONE value: a text[] on PostgreSQL, a JSON array on SQLite. */
-const arrayParam = (db: Db, values: readonly string[]): unknown =>
+export const arrayParam = (db: Db, values: readonly string[]): unknown =>
   isPostgres(db) ? [...values] : JSON.stringify(values);
 
 /** `ref IN (the list bound by arrayParam)`. */
-const inArray = (db: Db, ref: string, list: unknown) =>
+export const inArray = (db: Db, ref: string, list: unknown) =>
   isPostgres(db)
     ? sql<SqlBool>`${sql.ref(ref)} = any(${list}::text[])`
     : sql<SqlBool>`${sql.ref(ref)} in (select value from json_each(${list}))`;
@@ -329,5 +329,26 @@ const likedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown 
     .selectFrom("likes as l")
     .select("l.upload_id")
     .where("l.user_id", "=", p.viewer)
+    .where(inArray(db, "l.upload_id", p.ids)),
+);
+
+/**
+ * Likes of any of `viewers` on any of `ids`: the union of several viewers' `likedAmong` reads in
+ * one statement (a superset of each one's pairs; the caller keeps each viewer's own).
+ */
+export async function likedPairs(
+  db: Db,
+  viewers: readonly string[],
+  ids: readonly string[],
+): Promise<{ user_id: string; upload_id: string }[]> {
+  if (viewers.length === 0 || ids.length === 0) return [];
+  return likedPairsStatement(db, { viewers: arrayParam(db, viewers), ids: arrayParam(db, ids) });
+}
+
+const likedPairsStatement = preparedQuery((db: Db, p: { viewers: unknown; ids: unknown }) =>
+  db
+    .selectFrom("likes as l")
+    .select(["l.user_id", "l.upload_id"])
+    .where(inArray(db, "l.user_id", p.viewers))
     .where(inArray(db, "l.upload_id", p.ids)),
 );

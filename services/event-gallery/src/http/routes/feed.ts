@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { listUploaders, readDelta, readFeed } from "../../feed/feed.js";
+import { likedReader } from "../../feed/liked-batch.js";
 import { FeedPageCache } from "../../feed/page-cache.js";
 import { readMine } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
@@ -18,6 +19,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
   const api = typed(app);
   // This app's feed pages (one cache per app instance, checked against the database's stamp).
   const pages = new FeedPageCache();
+  const likes = likedReader(ctx.database.reader);
   api.get(
     "/feed",
     {
@@ -31,7 +33,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
       if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
-      const json = await readFeed(ctx, req.principal, req.query, pages);
+      const json = await readFeed(ctx, req.principal, req.query, pages, likes);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
