@@ -2,7 +2,7 @@ import type { Clock } from "@app/kit/clock";
 import { toIso } from "@app/kit/clock";
 import type { Database, Kysely } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
-import type { OutboxTable } from "../db/schema-data.js";
+import type { AbandonedExecutionsTable, OutboxTable } from "../db/schema-data.js";
 import { MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
 import { type MergedWrite, multiRowStatement } from "./group-commit.js";
 
@@ -170,15 +170,7 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
 
     async abandoned(
       trx: Kysely<PlatformDB>,
-      a: {
-        id: string;
-        app_id: string;
-        script_id: string;
-        execution_id: string;
-        reply_to: string;
-        status: string;
-        result: unknown;
-      },
+      a: Omit<AbandonedExecutionsTable, "result" | "created_at"> & { result: unknown },
     ): Promise<void> {
       await trx
         .insertInto("abandoned_executions")
