@@ -146,3 +146,34 @@ export function recordEvents(g: Gallery) {
   const stop = g.built.ctx.bus.subscribe((event, data, hostsOnly) => seen.push({ event, data, hostsOnly }));
   return { seen, stop, names: () => seen.map((e) => e.event) };
 }
+
+/** A /feed/delta answer as the paging tests read it. */
+export interface DeltaPage {
+  changes: { id: string; like_count: number }[];
+  unhidden_user_ids: string[];
+  cursor: string;
+  has_more: boolean;
+}
+
+/**
+ * Every /feed/delta page from `cursor` on, `limit` changes at a time, until `has_more` is false.
+ * Throws on a non-200 answer or when it takes more than `maxPages` (a cursor that never ends).
+ */
+export async function deltaPages(
+  g: Gallery,
+  token: string,
+  cursor: string,
+  limit: number,
+  maxPages = 9,
+): Promise<DeltaPage[]> {
+  const pages: DeltaPage[] = [];
+  for (let at = cursor; ; ) {
+    const res = await g.call("GET", `/feed/delta?limit=${limit}&cursor=${encodeURIComponent(at)}`, { token });
+    if (res.statusCode !== 200) throw new Error(`delta answered ${res.statusCode}: ${res.body}`);
+    const page = res.json() as DeltaPage;
+    pages.push(page);
+    if (!page.has_more) return pages;
+    if (pages.length >= maxPages) throw new Error(`delta still has_more after ${maxPages} pages`);
+    at = page.cursor;
+  }
+}
