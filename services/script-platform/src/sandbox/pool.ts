@@ -365,6 +365,14 @@ export class EnginePool {
     for (let i = 0; i < this.queue.length; ) {
       const p = this.queue[i] as Pending;
       const { appId, key } = p.req;
+      // Below its cap, a run waits for a worker still loading (at start, or a replacement): behind
+      // its app's current run it could wait for as long as that run blocks (e.g. on a held request
+      // whose release needs this very run: sync-batching.test.ts hung so once under load).
+      if (
+        (this.perApp.get(appId) ?? 0) < this.opts.appConcurrency &&
+        this.slots.some((s) => !s.ready && !s.gone)
+      )
+        return;
       const serving = this.slots.filter(
         (s) =>
           s.active?.req.appId === appId &&
