@@ -51,7 +51,13 @@ const load = {
   headers: { host: HOST },
 };
 await bench.load("warm-up", platform, { ...load, duration: 3 });
-type Stats = { transactions: number; items: number; failed: number; commitMs: number };
+type Stats = {
+  transactions: number;
+  items: number;
+  failed: number;
+  commitMs: number;
+  commitStatementMs: number;
+};
 const before = await platform.call<Stats>("commitStats");
 await platform.call("profileStart");
 const r = await bench.load("script route (profiled)", platform, load);
@@ -61,7 +67,7 @@ const after = await platform.call<Stats>("commitStats");
 const requests = r.requests + 500;
 const tx = after.transactions - before.transactions;
 bench.note(
-  `group commit: ${(tx / requests).toFixed(3)} transactions per request, ${((after.items - before.items) / Math.max(1, tx)).toFixed(1)} writes per transaction, ${((after.commitMs - before.commitMs) / requests).toFixed(3)} ms in commits per request`,
+  `group commit: ${(tx / requests).toFixed(3)} transactions per request, ${((after.items - before.items) / Math.max(1, tx)).toFixed(1)} writes per transaction, ${((after.commitMs - before.commitMs) / requests).toFixed(3)} ms in commits per request, ${((after.commitStatementMs - before.commitStatementMs) / Math.max(1, tx)).toFixed(3)} ms per COMMIT statement`,
 );
 await bench.finish([platform]);
 summarize();

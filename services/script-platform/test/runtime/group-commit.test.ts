@@ -2,7 +2,7 @@ import { systemClock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { createTestDatabase } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { GroupCommit, type MergedWrite, type TransactionInfo } from "../../src/dispatch/group-commit.js";
@@ -177,27 +177,58 @@ describe("group commit of sync-path writes", () => {
     expect(txs).toHaveLength(1);
   });
 
-  it("under load waits a window for more writes, and commits early when the batch is full", async () => {
+  /** A group commit on a clock that moves `step.ms` per reading: each COMMIT appears to take that long. */
+  const stepped = (step: { ms: number }, opts: { slowCommitMs?: number; maxBatch?: number } = {}) => {
     let now = 0;
     const sleeps: { ms: number; release: () => void }[] = [];
     const commits = new GroupCommit(database, {
-      windowMs: 2,
-      maxBatch: 4,
+      ...opts,
       onTransaction: (t) => txs.push(t),
-      now: () => now,
+      now: () => (now += step.ms),
       sleep: (ms, wake) =>
         new Promise<void>((resolve) => {
           sleeps.push({ ms, release: resolve });
           void wake.then(resolve);
         }),
     });
+    const pause = (ms: number) => {
+      now += ms;
+    };
+    return { commits, sleeps, pause };
+  };
+
+  it("with a fast COMMIT never waits on a timer: writes arriving during a commit share the next one, back to back", async () => {
+    // Frozen timers: a group commit that waited a timed window between batches would hang here.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      // This backend's defaults (SQLite: a window only for a COMMIT of 1 ms or more).
+      const { commits } = stepped({ ms: 0.3 });
+      for (let round = 0; round < 3; round++) {
+        let later: Promise<void>[] = [];
+        // Three writes handed in while the first batch's transaction runs...
+        await commits.run(async (trx) => {
+          await outbox.insert(trx, row(10 * round));
+          later = [1, 2, 3].map((i) => commits.write(outbox.insertWrite(row(10 * round + i))));
+        });
+        // ...commit together in the batch right after it, with no timer in between.
+        await Promise.all(later);
+      }
+      expect(txs.map((t) => t.items)).toEqual([1, 3, 1, 3, 1, 3]);
+      expect((await outboxRows()).length).toBe(12);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("with a slow COMMIT (fsync) under load waits a window for more writes, and commits early when the batch is full", async () => {
+    const { commits, sleeps, pause } = stepped({ ms: 2 }, { slowCommitMs: 1, maxBatch: 4 });
     // Idle: the first write commits without a window.
     await commits.write(outbox.insertWrite(row(0)));
     expect(sleeps).toHaveLength(0);
-    // Right after a commit (load), the next batch waits for the window...
+    // Right after a commit whose COMMIT took 2 ms (load), the next batch waits 4x that...
     const first = commits.write(outbox.insertWrite(row(1)));
     await until(() => sleeps.length === 1);
-    expect(sleeps[0]?.ms).toBe(2);
+    expect(sleeps[0]?.ms).toBe(8);
     // ...and writes arriving meanwhile join it.
     const second = commits.write(outbox.insertWrite(row(2)));
     sleeps[0]?.release();
@@ -209,7 +240,7 @@ describe("group commit of sync-path writes", () => {
     await Promise.all([third, ...[4, 5, 6].map((i) => commits.write(outbox.insertWrite(row(i))))]);
     expect(txs.map((t) => t.items)).toEqual([1, 2, 4]);
     // After a quiet spell the window is skipped again.
-    now = 1000;
+    pause(1000);
     await commits.write(outbox.insertWrite(row(7)));
     expect(sleeps).toHaveLength(2);
     expect((await outboxRows()).length).toBe(8);
