@@ -169,8 +169,9 @@ export async function startPlatformAsync(args: { databaseUrl?: string }): Promis
   let runMs = 0;
   const cmds = jobCommands(
     async (i) => {
+      // Nothing else: the outbox writer announces the rows itself (NOTIFY at commit on
+      // PostgreSQL, a direct wake-up on SQLite), as it does for a script's publishDurable.
       await pubsub.publishDurable("bench", { i });
-      runtime.sdk.onEnqueued?.();
     },
     ran,
     () => doneAt,

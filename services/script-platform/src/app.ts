@@ -218,6 +218,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       },
       scripts: {
         byId: (id) => scripts.byId(id),
+        byIds: (ids) => scripts.byIds(ids),
         byName: (appId, name) => scripts.byName(appId, name),
         modulesFor: (script) => scripts.modulesFor(script),
       },

@@ -64,6 +64,8 @@ export interface AppLookup {
 export interface ScriptLookup {
   /** By id; null when unknown. */
   byId(id: string): Promise<ScriptRecord | null>;
+  /** Many by id in one read (unknown ids are left out). */
+  byIds(ids: readonly string[]): Promise<ScriptRecord[]>;
   /** By name within an app; null when unknown. */
   byName(appId: string, name: string): Promise<ScriptRecord | null>;
   /** Every module script an entry may import, transitively: name → source (from the stored graph). */

@@ -67,6 +67,12 @@ export function scriptsRepo(database: Database<PlatformDB>) {
       const [r] = await scriptByIdStatement(db, { id });
       return r ? toRecord(r) : null;
     },
+    /** The dispatcher reads the scripts of a whole claim at once (one statement, not one per run). */
+    async byIds(ids: readonly string[], db: Db = database.db): Promise<ScriptRecord[]> {
+      const valid = [...new Set(ids)].filter(isUuid);
+      if (valid.length === 0) return [];
+      return (await db.selectFrom("scripts").selectAll().where("id", "in", valid).execute()).map(toRecord);
+    },
     async byName(appId: string, name: string, db: Db = database.db): Promise<ScriptRecord | null> {
       const r = await db
         .selectFrom("scripts")

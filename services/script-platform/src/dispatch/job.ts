@@ -78,6 +78,8 @@ export interface Finished {
 /** Runs one job; never throws for a script's failure. */
 export interface JobRunner {
   run(job: Job, signal?: AbortSignal): Promise<Finished>;
+  /** The scripts of a claimed batch by id, read at once (`Job.script`); unknown ids are absent. */
+  scripts(ids: readonly string[]): Promise<Map<string, ScriptRecord>>;
 }
 
 /** Where the dispatcher writes each finished run, inside its settling transaction. */

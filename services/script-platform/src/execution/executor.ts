@@ -80,6 +80,9 @@ export function createExecutor(deps: ExecutorDeps) {
     return key;
   };
   return {
+    async scripts(ids: readonly string[]): Promise<Map<string, ScriptRecord>> {
+      return new Map((await deps.scripts.byIds(ids)).map((s) => [s.id, s]));
+    },
     async run(job: Job, signal?: AbortSignal): Promise<Finished> {
       const startedAt = clock.iso();
       const started = clock.now();

@@ -1,0 +1,162 @@
+import { FakeClock, toIso } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import { createTestDatabase } from "@app/kit/db/testing";
+import { newId } from "@app/kit/ids";
+import { captureLogger } from "@app/kit/logger";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ScriptRecord } from "../../src/control/scripts-repo.js";
+import { migrations } from "../../src/db/migrations/index.js";
+import type { PlatformDB } from "../../src/db/schema.js";
+import { createDispatcher } from "../../src/dispatch/dispatcher.js";
+import { Inbox } from "../../src/dispatch/inbox.js";
+import type { ExecutionLog, ExecutionRecord, Job, JobRunner } from "../../src/dispatch/job.js";
+import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
+import { until } from "../runtime/turns.js";
+
+const APP = newId();
+
+/**
+ * The dispatcher reads the scripts of a claimed batch in one call (not one read per run) and
+ * hands each run its own script; when that read fails, the runs still run (each reads its own).
+ */
+describe("dispatcher: the scripts of a claim are read at once", () => {
+  let database: Database<PlatformDB>;
+  let cleanup: () => Promise<void>;
+  const clock = new FakeClock(Date.parse("2026-03-01T10:00:00.000Z"));
+  const cap = captureLogger();
+  const script = (id: string): ScriptRecord => ({
+    id,
+    app_id: APP,
+    name: `s-${id}`,
+    kind: "endpoint",
+    source: "export default () => null",
+    description: "",
+    timeout_seconds: 5,
+    sandbox: {},
+    memory_limit_mb: null,
+    created_at: clock.iso(),
+    updated_at: clock.iso(),
+    language: "javascript",
+    authored_source: null,
+    version: 1,
+  });
+  const known = [newId(), newId()];
+  const gone = newId();
+  let reads: string[][] = [];
+  let failReads = false;
+  let jobs: Job[] = [];
+  let records: ExecutionRecord[] = [];
+
+  const executor: JobRunner = {
+    async scripts(ids) {
+      reads.push([...ids]);
+      if (failReads) throw new Error("database hiccup");
+      return new Map(ids.filter((id) => known.includes(id)).map((id) => [id, script(id)]));
+    },
+    async run(job) {
+      jobs.push(job);
+      const now = clock.iso();
+      return {
+        outcome: { ok: true, value: null },
+        record: {
+          id: job.executionId,
+          app_id: job.appId,
+          script_id: job.scriptId,
+          invocation_type: job.invocationType,
+          status: "succeeded",
+          duration_ms: 0,
+          logs: [],
+          error: null,
+          instance_id: "A",
+          created_at: now,
+          finished_at: now,
+        },
+      };
+    },
+  };
+  const executions: ExecutionLog = {
+    async insert(_trx, r) {
+      records.push(r);
+    },
+    insertWrite: (r) => ({
+      kind: "test.executions",
+      data: r,
+      apply: async (_trx, rs: ExecutionRecord[]) => void records.push(...rs),
+    }),
+  };
+  const row = (i: number, scriptId: string): OutboxRow => ({
+    id: newId(),
+    app_id: APP,
+    source_kind: "pubsub",
+    trigger_id: null,
+    script_id: scriptId,
+    execution_id: null,
+    payload: JSON.stringify({ event: { pubsub: { message: { i } } } }),
+    due_at: toIso(clock.now() - 1000 + i),
+    attempts: 0,
+    depth: 1,
+    principal: null,
+    reply_to: null,
+    claimed_by: null,
+    lease_until: null,
+    created_at: toIso(clock.now() - 1000),
+  });
+
+  const runBatch = async (n: number) => {
+    const ids = [known[0], known[1], gone] as string[];
+    const rows = Array.from({ length: n }, (_, i) => row(i, ids[i % 3] as string));
+    await outboxRepo(database, clock).insertMany(database.db, rows);
+    const dispatcher = createDispatcher({
+      database,
+      clock,
+      logger: cap.logger,
+      executor,
+      executions,
+      failures: { onRunFailed: async () => "drop" },
+      inbox: new Inbox("A", 10),
+      instanceId: "A",
+      maxConcurrency: 32,
+    });
+    await dispatcher.start();
+    await until(() => records.length === n);
+    await dispatcher.stop();
+    return rows;
+  };
+
+  beforeAll(async () => {
+    const t = await createTestDatabase<PlatformDB>(migrations);
+    database = t.database;
+    cleanup = t.cleanup;
+  });
+  afterAll(async () => cleanup());
+  beforeEach(async () => {
+    await database.db.deleteFrom("outbox").execute();
+    reads = [];
+    jobs = [];
+    records = [];
+    failReads = false;
+  });
+
+  it("one read per claim; each run gets its own script, an unknown one none", async () => {
+    const rows = await runBatch(12);
+    // One claim took all twelve rows: one read with every row's script id.
+    expect(reads).toHaveLength(1);
+    expect(reads[0]?.slice().sort()).toEqual(rows.map((r) => r.script_id).sort());
+    expect(jobs).toHaveLength(12);
+    for (const job of jobs) {
+      if (job.scriptId === gone) expect(job.script ?? null).toBeNull();
+      else expect(job.script).toMatchObject({ id: job.scriptId, app_id: APP });
+    }
+    expect(await database.db.selectFrom("outbox").select("id").execute()).toEqual([]);
+  });
+
+  it("a failed read only costs speed: every run still runs and settles", async () => {
+    failReads = true;
+    await runBatch(6);
+    expect(reads).toHaveLength(1);
+    expect(jobs).toHaveLength(6);
+    expect(jobs.every((j) => (j.script ?? null) === null)).toBe(true);
+    expect(cap.text()).toContain("each run reads its own");
+    expect(await database.db.selectFrom("outbox").select("id").execute()).toEqual([]);
+  });
+});
