@@ -5,7 +5,7 @@ import { presentedCredentials } from "@app/kit/http";
 import type { Auth, AuthedUser, RequestLike } from "../context.js";
 import type { GalleryDB, Role } from "../db/schema.js";
 import { groupRead } from "../limits/group-read.js";
-import { liveSessions } from "./repository.js";
+import { liveSession, liveSessions } from "./repository.js";
 import type { SessionSource, SessionTokens } from "./sessions.js";
 
 const RANK: Record<Role, number> = { guest: 0, host: 1, admin: 2 };
@@ -30,14 +30,18 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
   // Hot path: the live rows are read on every request (a ban, demotion or logout counts at once,
   // on every process), through the reader so the read never queues behind writes.
   const { db, reader } = database;
-  // Concurrent requests' session reads go out together (one statement per batch, sent after each
-  // request arrived, so every read is as live as one of its own); the stamp is read in it too.
-  const readSessions = groupRead(async (ids: readonly string[]) => {
-    const rows = await liveSessions(reader, [...new Set(ids)], clock.iso());
-    const byId = new Map(rows.map((r) => [r.session_id, r]));
-    return ids.map((id) => byId.get(id));
-  });
-  const live: SessionSource = (sessionId) => readSessions(sessionId);
+  // PostgreSQL: concurrent requests' session reads go out together (one statement and one pooled
+  // connection per batch, sent after each request arrived, so every read is as live as one of its
+  // own). SQLite answers synchronously on this thread, so a batch never forms there: each request
+  // runs the single-session statement (cheaper than the list form). The stamp is read in both.
+  const live: SessionSource =
+    database.backend === "postgres"
+      ? groupRead(async (ids: readonly string[]) => {
+          const rows = await liveSessions(reader, [...new Set(ids)], clock.iso());
+          const byId = new Map(rows.map((r) => [r.session_id, r]));
+          return ids.map((id) => byId.get(id));
+        })
+      : (sessionId) => liveSession(reader, sessionId, clock.iso());
 
   const fromSessionToken = async (token: string) => {
     // Signature checked once per token string (cached); the session row is read every time.

@@ -63,7 +63,8 @@ const deltaCursorNow = (ctx: GalleryContext) => encode([toIso(ctx.clock.now() - 
  * GET /feed: newest first, keyset on (created_at, id), filters AND-ed. Answers the page as JSON
  * (the UTF-8 bytes of a FeedPage). The viewer-independent part comes from `pages` while the feed
  * stamp is the one it was built under (the stamp is read with the session, before the page); the
- * viewer's `liked_by_me` (one indexed read), media token and delta cursor are filled in per request.
+ * viewer's `liked_by_me` (one indexed read, also kept in `pages` per viewer while the stamp
+ * stands), media token and delta cursor are filled in per request.
  */
 export async function readFeed(
   ctx: GalleryContext,
@@ -116,10 +117,13 @@ export async function readFeed(
     page = PageTemplate.of(shown, next);
     pages?.set(stamp, key, page);
   }
-  const [liked, token] = await Promise.all([
-    likes ? likes(user.id, page.ids) : repo.likedAmong(reader, user.id, page.ids),
-    ctx.auth.mediaToken(user),
-  ]);
+  // The viewer's likes on this page hold while the stamp stands (every like bumps it).
+  let liked = pages?.likedOf(stamp, user.id, key);
+  if (!liked) {
+    liked = await (likes ? likes(user.id, page.ids) : repo.likedAmong(reader, user.id, page.ids));
+    pages?.setLiked(stamp, user.id, key, liked);
+  }
+  const token = await ctx.auth.mediaToken(user);
   return page.render(encodeURIComponent(token), liked, deltaCursor);
 }
 

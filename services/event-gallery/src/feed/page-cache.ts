@@ -90,31 +90,66 @@ const DELTA = -2;
 const URL_KEYS = new Set(["original_url", "preview_url", "display_url", "thumbnail_url"]);
 
 /**
- * Page templates of one process, valid for one feed stamp. A request brings the stamp it read
- * (before any page statement ran, so a page built after that read is never older than its stamp):
- * a newer stamp drops every page; an older one is served from the database and not kept. Bounded.
+ * Page templates of one process, valid for one feed stamp, and the `liked_by_me` sets of the
+ * viewers who asked for them. A request brings the stamp it read (before any page statement ran,
+ * so a page or liked set read after that is never older than its stamp): a newer stamp drops
+ * everything; an older one is served from the database and not kept. Every like and unlike bumps
+ * the stamp (migration 010's trigger on likes), so a viewer's liked set of a page holds while the
+ * stamp stands. Both maps are bounded (least recently used dropped).
  */
 export class FeedPageCache {
   private stamp = Number.NEGATIVE_INFINITY;
   private readonly pages = new Map<string, PageTemplate>();
+  /** Keyed by viewer id and page key. */
+  private readonly liked = new Map<string, ReadonlySet<string>>();
 
-  constructor(private readonly cap = 500) {}
+  constructor(
+    private readonly cap = 500,
+    private readonly likedCap = 10_000,
+  ) {}
 
   get(stamp: number, key: string): PageTemplate | undefined {
     return stamp === this.stamp ? this.pages.get(key) : undefined;
   }
 
   set(stamp: number, key: string, page: PageTemplate): void {
-    if (!Number.isFinite(stamp)) return;
+    if (this.at(stamp)) remember(this.pages, key, page, this.cap);
+  }
+
+  /** The ids of the page under `key` that `viewer` likes, when known for this stamp. */
+  likedOf(stamp: number, viewer: string, key: string): ReadonlySet<string> | undefined {
+    if (stamp !== this.stamp) return undefined;
+    const k = `${viewer}\n${key}`;
+    const hit = this.liked.get(k);
+    if (hit) {
+      // Most recently used last.
+      this.liked.delete(k);
+      this.liked.set(k, hit);
+    }
+    return hit;
+  }
+
+  setLiked(stamp: number, viewer: string, key: string, ids: ReadonlySet<string>): void {
+    if (this.at(stamp)) remember(this.liked, `${viewer}\n${key}`, ids, this.likedCap);
+  }
+
+  /** Moves to a newer stamp (dropping everything); false when `stamp` is older than the current. */
+  private at(stamp: number): boolean {
+    if (!Number.isFinite(stamp)) return false;
     if (stamp > this.stamp) {
       this.pages.clear();
+      this.liked.clear();
       this.stamp = stamp;
     }
-    if (stamp !== this.stamp) return;
-    if (this.pages.size >= this.cap) {
-      const oldest = this.pages.keys().next().value;
-      if (oldest !== undefined) this.pages.delete(oldest);
-    }
-    this.pages.set(key, page);
+    return stamp === this.stamp;
   }
+}
+
+function remember<V>(map: Map<string, V>, key: string, value: V, cap: number): void {
+  map.delete(key);
+  if (map.size >= cap) {
+    const oldest = map.keys().next().value;
+    if (oldest !== undefined) map.delete(oldest);
+  }
+  map.set(key, value);
 }

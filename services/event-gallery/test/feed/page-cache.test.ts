@@ -84,6 +84,47 @@ describe("the cached feed page", () => {
     expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("seen");
   });
 
+  it("shows the viewer's own like and unlike on the very next page, though their likes were cached", async () => {
+    const owner = await g.join("Own Like Owner");
+    const viewer = await g.join("Own Like Viewer");
+    const id = await seedUpload(g, owner.id);
+    const item = async () => {
+      await feedOf(g, viewer.token);
+      return byId(await feedOf(g, viewer.token), id);
+    };
+    expect(await item()).toMatchObject({ liked_by_me: false, like_count: 0 });
+    expect((await g.call("PUT", `/upload/${id}/like`, { token: viewer.token })).statusCode).toBe(200);
+    expect(await item()).toMatchObject({ liked_by_me: true, like_count: 1 });
+    expect((await g.call("DELETE", `/upload/${id}/like`, { token: viewer.token })).statusCode).toBe(200);
+    expect(await item()).toMatchObject({ liked_by_me: false, like_count: 0 });
+  });
+
+  it("serves a viewer's liked_by_me from the cache while the stamp stands (so the test above can fail)", async () => {
+    const owner = await g.join("Liked Cache Owner");
+    const viewer = await g.join("Liked Cache Viewer");
+    const other = await g.join("Liked Cache Other");
+    const id = await seedUpload(g, owner.id);
+    const { db } = g.built.ctx.database;
+    expect(byId(await feedOf(g, viewer.token), id)?.liked_by_me).toBe(false);
+    expect(byId(await feedOf(g, other.token), id)?.liked_by_me).toBe(false);
+    const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
+    // A like written behind the stamp's back (every real write bumps it): the cached sets stand.
+    await db
+      .insertInto("likes")
+      .values({ upload_id: id, user_id: viewer.id, created_at: g.clock.iso() })
+      .execute();
+    await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+    expect(byId(await feedOf(g, viewer.token), id)?.liked_by_me).toBe(false);
+    // Bumped: read again, for this viewer only.
+    await db
+      .updateTable("feed_stamp")
+      .set({ n: Number(n) + 1 })
+      .where("id", "=", 1)
+      .execute();
+    expect(byId(await feedOf(g, viewer.token), id)?.liked_by_me).toBe(true);
+    expect(byId(await feedOf(g, other.token), id)?.liked_by_me).toBe(false);
+  });
+
   it("never shows an upload after its owner deletes it, a host takes it down or its owner is banned", async () => {
     const admin = await g.adminToken();
     const host = await g.host("Cache Host");
