@@ -65,15 +65,23 @@ function jobCommands(
   const sentAt: number[] = [];
   let n = 0;
   let burstN = 0;
+  /** Every burst's job range, for per-burst figures (interleaved rounds in bench/platform). */
+  const bursts: { first: number; count: number }[] = [];
   return {
     burst: async (count: unknown) => {
       burstN = Number(count);
+      bursts.push({ first: n, count: burstN });
       const all = Promise.all(Array.from({ length: burstN }, (_, k) => ran(n + k)));
       await sendAll(n, burstN, sentAt, publish);
       await all;
       n += burstN;
       return null;
     },
+    /** Figures of each burst so far (needs `done()` filled, e.g. by the platform's `figures`). */
+    bursts: () =>
+      bursts.map((b) =>
+        figures(sentAt.slice(b.first, b.first + b.count), done().slice(b.first, b.first + b.count)),
+      ),
     single: async (count: unknown) => {
       for (let k = 0; k < Number(count); k++) {
         const finished = ran(n);
@@ -183,21 +191,14 @@ export async function startPlatformAsync(args: { databaseUrl?: string }): Promis
       burst: cmds.burst,
       single: cmds.single,
       figures: async () => {
-        const rows = await db
-          .selectFrom("executions")
-          .select(["logs", "finished_at", "status", "duration_ms"])
-          .where("script_id", "=", script.id)
-          .execute();
-        let failed = 0;
-        for (const r of rows) {
-          if (r.status !== "succeeded") failed++;
-          const logs = JSON.parse(r.logs) as { message: string }[];
-          doneAt[Number(logs[0]?.message)] = Date.parse(String(r.finished_at));
-        }
-        if (failed > 0) throw new Error(`${failed} runs failed`);
-        runMs = rows.reduce((sum, r) => sum + Number(r.duration_ms ?? 0), 0) / rows.length;
+        await fillDone();
         const f = await cmds.figures();
         return { ...f, burst: { ...f.burst, runMs } };
+      },
+      /** Figures of every burst so far, in order (runs/s, p50, p99 each). */
+      bursts: async () => {
+        await fillDone();
+        return cmds.bursts();
       },
     },
     close: async () => {
@@ -206,6 +207,22 @@ export async function startPlatformAsync(args: { databaseUrl?: string }): Promis
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  /** doneAt of every recorded run, from its execution record; fails on a failed run. */
+  async function fillDone() {
+    const rows = await db
+      .selectFrom("executions")
+      .select(["logs", "finished_at", "status", "duration_ms"])
+      .where("script_id", "=", script.id)
+      .execute();
+    let failed = 0;
+    for (const r of rows) {
+      if (r.status !== "succeeded") failed++;
+      const logs = JSON.parse(r.logs) as { message: string }[];
+      doneAt[Number(logs[0]?.message)] = Date.parse(String(r.finished_at));
+    }
+    if (failed > 0) throw new Error(`${failed} runs failed`);
+    runMs = rows.reduce((sum, r) => sum + Number(r.duration_ms ?? 0), 0) / rows.length;
+  }
 }
 
 export async function startPgBoss(args: { databaseUrl: string }): Promise<ServerTarget> {
