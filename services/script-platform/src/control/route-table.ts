@@ -17,6 +17,7 @@ import {
   splitPath,
 } from "./route-patterns.js";
 import { routesRepo } from "./routes-repo.js";
+import { type ScriptRecord, scriptsRepo } from "./scripts-repo.js";
 
 /** A route as the admin API shows it. */
 export interface RouteView {
@@ -40,6 +41,11 @@ export interface RouteMatch {
   params: Record<string, string>;
   /** The part after a prefix route's path, without a leading slash; "" otherwise. */
   rest: string;
+  /**
+   * The routed script as of the table's last load (reloaded with its app's routes whenever a
+   * script is saved or deleted, here and on every node); null when the table does not hold it.
+   */
+  script: ScriptRecord | null;
 }
 
 export interface RouteTable {
@@ -51,7 +57,8 @@ export interface RouteTable {
   refresh(appId?: string): Promise<void>;
   /**
    * Call after committing a change to an app's domains, scripts or routes (or its deletion):
-   * reloads here and on every other node. Without an app id everything reloads.
+   * reloads here and on every other node (the table carries the routed scripts, so a saved
+   * script must announce itself too). Without an app id everything reloads.
    */
   changed(appId?: string): Promise<void>;
   /** Subscribe to change notifications from other nodes and load the table. */
@@ -72,6 +79,8 @@ interface Bucket {
 }
 
 interface AppRoutes {
+  /** The scripts the app's routes point at, by id (the live table loads them with the routes). */
+  scripts: ReadonlyMap<string, ScriptRecord>;
   strict: Map<string, Bucket>;
   /** Wildcard suffixes, longest first. */
   wildcard: { suffix: string; bucket: Bucket }[];
@@ -151,8 +160,11 @@ function hostMaps(domains: readonly DomainClaim[]): Pick<Snapshot, "exactHosts" 
 }
 
 /** One app's buckets from its routes. */
-function buildAppRoutes(routes: readonly RouteView[]): AppRoutes {
-  const app: AppRoutes = { strict: new Map(), wildcard: [], any: emptyBucket() };
+function buildAppRoutes(
+  routes: readonly RouteView[],
+  scripts: ReadonlyMap<string, ScriptRecord> = new Map(),
+): AppRoutes {
+  const app: AppRoutes = { scripts, strict: new Map(), wildcard: [], any: emptyBucket() };
   const sorted = [...routes].sort((a, b) =>
     a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : 1,
   );
@@ -232,6 +244,7 @@ export function matchIn(s: Snapshot, rawHost: string, method: string, rawPath: s
         route: hit.r.view,
         params: hit.params,
         rest: hit.rest,
+        script: app.scripts.get(hit.r.view.script_id) ?? null,
       };
   }
   return null;
@@ -271,14 +284,25 @@ export function createRouteTable(database: Database<PlatformDB>, logger: Logger,
   let chain: Promise<void> = Promise.resolve();
   const apps = appsRepo(database);
   const routes = routesRepo(database);
+  const scripts = scriptsRepo(database);
 
   const load = async (work: { full: boolean; apps: Set<string> }) => {
     const appIds = [...work.apps];
     const [domains, rows] = await Promise.all([apps.allDomains(), routes.forApps(work.full ? null : appIds)]);
+    // The routed scripts are read after their routes: a script saved meanwhile announces itself
+    // with another change, which reloads its app again.
+    const byId = new Map((await scripts.byIds(rows.map((r) => r.script_id))).map((s) => [s.id, s]));
     const byApp = groupByApp(rows.map((r) => toRouteView(database, r)));
     const live = work.full ? new Map<string, AppRoutes>() : new Map(snapshot.apps);
     if (!work.full) for (const id of appIds) live.delete(id);
-    for (const [id, list] of byApp) live.set(id, buildAppRoutes(list));
+    for (const [id, list] of byApp) {
+      const own = new Map<string, ScriptRecord>();
+      for (const r of list) {
+        const s = byId.get(r.script_id);
+        if (s?.app_id === id) own.set(s.id, s);
+      }
+      live.set(id, buildAppRoutes(list, own));
+    }
     snapshot = { ...hostMaps(domains), apps: live };
   };
 

@@ -56,7 +56,10 @@ export interface ScriptsDeps {
   database: Database<PlatformDB>;
   clock: Clock;
   sandbox: SandboxPolicy;
-  /** After a commit that removed routes (a deleted script): refresh the route table everywhere. */
+  /**
+   * After a commit that changed what routes serve (a script saved or deleted): refresh the route
+   * table everywhere (it carries the routed scripts).
+   */
   onRoutesChanged: (appId: string) => Promise<void>;
 }
 
@@ -343,6 +346,7 @@ export function createScripts(deps: ScriptsDeps) {
         if (database.dialect.isUniqueViolation(err)) throw duplicate(next.name);
         throw err;
       }
+      await deps.onRoutesChanged(next.app_id);
       return view(next);
     },
 

@@ -31,7 +31,7 @@ describe.runIf(testBackend() === "postgres")("route table across nodes (PostgreS
     await h.close();
   });
 
-  it("refreshes the other node's table on route and domain changes", async () => {
+  it("refreshes the other node's table on route, script and domain changes", async () => {
     const app = (await h.call("POST", "/api/v1/admin/apps", { slug: "nodes" })).json();
     await h.call("POST", `/api/v1/admin/apps/${app.id}/domains`, { host: "nodes.test" });
     const s = (
@@ -50,6 +50,18 @@ describe.runIf(testBackend() === "postgres")("route table across nodes (PostgreS
         timeout: 5000,
         interval: 20,
       },
+    );
+    // The table carries the routed script: a save on one node reaches the other's table.
+    expect(second.ctx.routeTable.match("nodes.test", "GET", "/n")?.script).toMatchObject({ version: 1 });
+    const put = await h.call("PUT", `/api/v1/admin/scripts/${s.id}`, { source: "export default () => 2" });
+    expect(put.statusCode).toBe(200);
+    await vi.waitFor(
+      () =>
+        expect(second.ctx.routeTable.match("nodes.test", "GET", "/n")?.script).toMatchObject({
+          version: 2,
+          source: "export default () => 2",
+        }),
+      { timeout: 5000, interval: 20 },
     );
     // A change that sent no notification is picked up by the periodic resync.
     await h.built.ctx.database.db

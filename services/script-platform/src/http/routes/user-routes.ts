@@ -16,7 +16,8 @@ export const userRoutes: RouteModuleWith<{ invoke: Runtime["invoke"] }> = async 
       if (isReservedPath(path)) throw noRoute();
       const m = ctx.routeTable.match(req.headers.host ?? "", req.method, path);
       if (!m) throw noRoute();
-      const script = await ctx.scripts.byId(m.script_id);
+      // The route table carries the script (reloaded on every save); read it only when it does not.
+      const script = m.script ?? (await ctx.scripts.byId(m.script_id));
       if (!script || script.app_id !== m.app_id) throw noRoute();
       return serveScript(engine.invoke, req, reply, {
         appId: m.app_id,
