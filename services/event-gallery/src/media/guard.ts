@@ -1,6 +1,8 @@
 import { posix } from "node:path";
 
 const MEDIA_PREFIX = /^(?:\/api\/v1)?\/media(?:\/|$)/;
+/** Slash-separated segments of unreserved letters only: decoding and normalizing change nothing. */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-]+)*\/?$/;
 
 /**
  * Media is only ever served through the gated /upload/{id}/... routes. A path under /media/ (or
@@ -8,7 +10,10 @@ const MEDIA_PREFIX = /^(?:\/api\/v1)?\/media(?:\/|$)/;
  * (double encoding), slashes are collapsed and dot segments resolved before the check.
  */
 export function isMediaPath(rawUrl: string): boolean {
-  let path = rawUrl.split("?", 1)[0] ?? "";
+  const q = rawUrl.indexOf("?");
+  let path = q === -1 ? rawUrl : rawUrl.slice(0, q);
+  // Most paths (every API call) are already plain: nothing to decode or normalize.
+  if (PLAIN_PATH.test(path)) return MEDIA_PREFIX.test(path);
   for (let i = 0; i < 5; i++) {
     let next: string;
     try {

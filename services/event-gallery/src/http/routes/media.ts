@@ -48,7 +48,8 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
  * in any percent-encoding, whatever else (a static web app, a fallback) would have served it.
  */
 export function registerMediaPathGuard(app: FastifyInstance) {
-  app.addHook("onRequest", async (req) => {
-    if (isMediaPath(req.raw.url ?? "")) throw notFound();
+  // Callback style: every request runs it, and a promise per request is measurable on /feed.
+  app.addHook("onRequest", (req, _reply, done) => {
+    done(isMediaPath(req.raw.url ?? "") ? notFound() : undefined);
   });
 }

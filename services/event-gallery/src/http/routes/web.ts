@@ -18,9 +18,10 @@ export const APP_PAGES = ["/", "/join", "/slideshow", "/host", "/admin"] as cons
  * built app's files, and index.html for the app's own pages.
  */
 export async function registerWebApp(app: FastifyInstance, opts: { dir?: string } = {}): Promise<void> {
-  app.addHook("onSend", async (req, reply, payload) => {
+  // Callback style: every response runs it (no promise per request).
+  app.addHook("onSend", (req, reply, payload, done) => {
     reply.header("x-frame-options", req.url.startsWith("/api/v1/export/") ? "SAMEORIGIN" : "DENY");
-    return payload;
+    done(null, payload);
   });
 
   const dir = opts.dir ?? WEB_DIST;
