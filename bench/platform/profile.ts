@@ -57,6 +57,7 @@ type Stats = {
   failed: number;
   commitMs: number;
   commitStatementMs: number;
+  windows: number;
 };
 const before = await platform.call<Stats>("commitStats");
 await platform.call("profileStart");
@@ -67,7 +68,7 @@ const after = await platform.call<Stats>("commitStats");
 const requests = r.requests + 500;
 const tx = after.transactions - before.transactions;
 bench.note(
-  `group commit: ${(tx / requests).toFixed(3)} transactions per request, ${((after.items - before.items) / Math.max(1, tx)).toFixed(1)} writes per transaction, ${((after.commitMs - before.commitMs) / requests).toFixed(3)} ms in commits per request, ${((after.commitStatementMs - before.commitStatementMs) / Math.max(1, tx)).toFixed(3)} ms per COMMIT statement`,
+  `group commit: ${(tx / requests).toFixed(3)} transactions per request, ${((after.items - before.items) / Math.max(1, tx)).toFixed(1)} writes per transaction, ${((after.commitMs - before.commitMs) / requests).toFixed(3)} ms in commits per request, ${((after.commitStatementMs - before.commitStatementMs) / Math.max(1, tx)).toFixed(3)} ms per COMMIT statement, ${after.windows - before.windows} timed windows`,
 );
 await bench.finish([platform]);
 summarize();

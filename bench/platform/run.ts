@@ -8,7 +8,7 @@
 // - the first call of a newly saved script against its second call.
 // The machine's load average is printed with every step: other work on the machine skews figures.
 // About two minutes. BENCH_N sets the trigger jobs per burst (default 600), BENCH_ROUNDS the bursts
-// per backend (default 4); PLATFORM_BENCH_STEPS
+// per backend (default 5, odd: a true median); PLATFORM_BENCH_STEPS
 // (comma-separated: hello, isolation, first, triggers; default all) picks the steps.
 import { readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
@@ -21,7 +21,7 @@ const DURATION_S = 10;
 const CONNECTIONS = 32;
 const HOST = "bench.test";
 const TRIGGER_JOBS = Number(process.env.BENCH_N ?? 600);
-const TRIGGER_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
+const TRIGGER_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const pgUrl = process.env.DATABASE_URL;
 const steps = new Set((process.env.PLATFORM_BENCH_STEPS ?? "hello,isolation,first,triggers").split(","));
 
@@ -60,7 +60,7 @@ function postgresCpuSeconds(): number {
 
 // Trigger runs: publishDurable from inside the server process → the triggered script ran.
 // PLATFORM_BENCH_STEPS=triggers runs only this step (about 30 s). Both backends' targets run side
-// by side and take turns: BENCH_ROUNDS rounds (default 4) of one burst each, the order swapped
+// by side and take turns: BENCH_ROUNDS rounds (default 5) of one burst each, the order swapped
 // every round, so a change in the machine's load hits both alike; the figures are the medians
 // over the rounds, and the ratio is the median of each round's PostgreSQL / SQLite.
 async function triggerStep() {
@@ -171,10 +171,18 @@ const hello = {
   headers: { host: HOST },
 };
 await bench.load("bare Fastify, same bytes", bare, hello);
+type CommitStats = { transactions: number; commitStatementMs: number; windows: number };
+const c0 = await platform.call<CommitStats>("commitStats");
 const s = await bench.load("script route on SQLite (sync, outbox)", platform, {
   ...hello,
   baseline: "bare Fastify, same bytes",
 });
+const c1 = await platform.call<CommitStats>("commitStats");
+const txs = c1.transactions - c0.transactions;
+// Counted over the warm-up too. A timed window is taken only when COMMITs are slow (group-commit.ts).
+bench.note(
+  `group commit on SQLite (incl. warm-up): ${txs} transactions, ${((c1.commitStatementMs - c0.commitStatementMs) / Math.max(1, txs)).toFixed(2)} ms per COMMIT, ${c1.windows - c0.windows} timed windows`,
+);
 if (s.non2xx + s.errors > 0) bench.note(`script route: ${s.non2xx} non-2xx, ${s.errors} errors`);
 bench.note(
   `target: script route >= 0.25 of bare Fastify requests/s (long-run goal 0.5): ${(s.ratio ?? 0).toFixed(3)} → ${(s.ratio ?? 0) >= 0.25 ? "met" : "NOT met"}`,
