@@ -92,7 +92,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     // The common case (recorded, row deleted, answer delivered) merges with the batch's other
     // settles: one multi-row statement per table in one commit.
     if ((o.ok || row.reply_to) && (!row.reply_to || delivered))
-      return commits.write(executions.insertWrite(finished.record), repo.deleteWrite(row.id));
+      return commits.write(executions.settleWrite(finished.record, row.id));
     return commits.run(async (trx) => {
       await executions.insert(trx, finished.record);
       if (!o.ok && !row.reply_to && o.kind !== "script_not_found") {

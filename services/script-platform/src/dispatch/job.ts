@@ -87,4 +87,6 @@ export interface ExecutionLog {
   insert(trx: Kysely<PlatformDB>, record: ExecutionRecord): Promise<void>;
   /** The same insert as a group-commit write, merged with the batch's other records. */
   insertWrite(record: ExecutionRecord): MergedWrite;
+  /** Record in, outbox row `outboxId` out: one group-commit write (one statement on PostgreSQL). */
+  settleWrite(record: ExecutionRecord, outboxId: string): MergedWrite;
 }

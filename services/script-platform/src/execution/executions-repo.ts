@@ -111,7 +111,12 @@ function toRow(e: ExecutionRecord): Required<ExecutionRow> {
   };
 }
 
-/** SQL of the executions log. */
+interface Settled {
+  row: Required<ExecutionRow>;
+  outboxId: string;
+}
+
+/** SQL of the executions log (and the settle that writes a record as it deletes its outbox row). */
 export function executionsRepo(database: Database<PlatformDB>) {
   const d = database.dialect;
   // A record id is written once; a settle retried after an unclear failure must not fail on it.
@@ -122,6 +127,52 @@ export function executionsRepo(database: Database<PlatformDB>) {
       .values(Array.from({ length: n }, () => TEMPLATE))
       .onConflict((oc) => oc.column("id").doNothing()),
   );
+  // A settle's two writes (the record in, its outbox row out). On PostgreSQL one statement (a
+  // data-modifying CTE), compiled once per row count: the group commit then needs no transaction.
+  const settleStatements = new Map<number, ReturnType<ReturnType<typeof settleStatement>["compile"]>>();
+  const settleStatement = (trx: Kysely<PlatformDB>, n: number) =>
+    trx
+      .with("settled", (q) =>
+        q
+          .deleteFrom("outbox")
+          .where(
+            "id",
+            "in",
+            Array.from({ length: n }, () => ""),
+          )
+          .returning("id"),
+      )
+      .insertInto("executions")
+      .values(Array.from({ length: n }, () => TEMPLATE))
+      .onConflict((oc) => oc.column("id").doNothing());
+  const settleRows = async (trx: Kysely<PlatformDB>, items: Settled[]): Promise<void> => {
+    if (d.backend !== "postgres") {
+      await insertRows(
+        trx,
+        items.map((i) => i.row),
+      );
+      await trx
+        .deleteFrom("outbox")
+        .where(
+          "id",
+          "in",
+          items.map((i) => i.outboxId),
+        )
+        .execute();
+      return;
+    }
+    const n = items.length;
+    let compiled = settleStatements.get(n);
+    if (!compiled) {
+      compiled = settleStatement(trx, n).compile();
+      if (compiled.parameters.length !== n * (COLUMNS.length + 1))
+        throw new Error(`settle statement: ${compiled.parameters.length} parameters for ${n} rows`);
+      if (n <= 64) settleStatements.set(n, compiled);
+    }
+    const parameters: unknown[] = items.map((i) => i.outboxId);
+    for (const { row } of items) for (const c of COLUMNS) parameters.push(row[c]);
+    await trx.executeQuery({ ...compiled, parameters });
+  };
   const toView = (r: Selectable<PlatformDB["executions"]>) => ({
     id: r.id,
     app_id: r.app_id,
@@ -159,6 +210,18 @@ export function executionsRepo(database: Database<PlatformDB>) {
     },
     async insert(db: Kysely<PlatformDB>, e: ExecutionRecord): Promise<void> {
       await insertRows(db, [toRow(e)]);
+    },
+    /**
+     * Group-commit write of a settled run: its record in and its outbox row `outboxId` out, merged
+     * with the batch's other settles (one statement on PostgreSQL, two on SQLite).
+     */
+    settleWrite(e: ExecutionRecord, outboxId: string): MergedWrite<Settled> {
+      return {
+        kind: "executions.settle",
+        data: { row: toRow(e), outboxId },
+        apply: settleRows,
+        oneStatement: true,
+      };
     },
     /** Group-commit write: the record goes in with the other records of its batch (one statement). */
     insertWrite(e: ExecutionRecord): MergedWrite<ExecutionRow> {

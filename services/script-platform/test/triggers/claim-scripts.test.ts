@@ -83,6 +83,21 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
       data: r,
       apply: async (_trx, rs: ExecutionRecord[]) => void records.push(...rs),
     }),
+    settleWrite: (r, outboxId) => ({
+      kind: "test.settle",
+      data: { r, outboxId },
+      apply: async (trx, items: { r: ExecutionRecord; outboxId: string }[]) => {
+        await trx
+          .deleteFrom("outbox")
+          .where(
+            "id",
+            "in",
+            items.map((i) => i.outboxId),
+          )
+          .execute();
+        records.push(...items.map((i) => i.r));
+      },
+    }),
   };
   const row = (i: number, scriptId: string): OutboxRow => ({
     id: newId(),
