@@ -1,4 +1,4 @@
-import type { Clock } from "@app/kit/clock";
+import { type Clock, toIso } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { forbidden, unauthorized } from "@app/kit/errors";
 import { presentedCredentials } from "@app/kit/http";
@@ -34,14 +34,25 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
   // connection per batch, sent after each request arrived, so every read is as live as one of its
   // own). SQLite answers synchronously on this thread, so a batch never forms there: each request
   // runs the single-session statement (cheaper than the list form). The stamp is read in both.
+  // The time bound of the read, as ISO text made once per millisecond (not once per request).
+  let isoMs = Number.NaN;
+  let iso = "";
+  const nowIso = () => {
+    const ms = clock.now();
+    if (ms !== isoMs) {
+      iso = toIso(ms);
+      isoMs = ms;
+    }
+    return iso;
+  };
   const live: SessionSource =
     database.backend === "postgres"
       ? groupRead(async (ids: readonly string[]) => {
-          const rows = await liveSessions(reader, [...new Set(ids)], clock.iso());
+          const rows = await liveSessions(reader, [...new Set(ids)], nowIso());
           const byId = new Map(rows.map((r) => [r.session_id, r]));
           return ids.map((id) => byId.get(id));
         })
-      : (sessionId) => liveSession(reader, sessionId, clock.iso());
+      : (sessionId) => liveSession(reader, sessionId, nowIso());
 
   const fromSessionToken = async (token: string) => {
     // Signature checked once per token string (cached); the session row is read every time.

@@ -57,7 +57,7 @@ async function viewerOf(ctx: GalleryContext, user: AuthedUser) {
   return { id: user.id, mediaToken: await ctx.auth.mediaToken(user) };
 }
 
-const deltaCursorNow = (ctx: GalleryContext) => encode([toIso(ctx.clock.now() - DELTA_SETTLE_MS), ""]);
+const deltaCursorAt = (nowMs: number) => encode([toIso(nowMs - DELTA_SETTLE_MS), ""]);
 
 /**
  * GET /feed: newest first, keyset on (created_at, id), filters AND-ed. Answers the page as JSON
@@ -77,7 +77,8 @@ export async function readFeed(
   await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
   const before = query.cursor ? decode(query.cursor, "cursor") : null;
-  const deltaCursor = deltaCursorNow(ctx);
+  const now = ctx.clock.now();
+  const deltaCursor = pages?.deltaCursor(now, deltaCursorAt) ?? deltaCursorAt(now);
 
   const tagsAny: string[][] = [];
   let impossible = false;

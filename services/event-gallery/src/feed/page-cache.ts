@@ -102,6 +102,9 @@ export class FeedPageCache {
   private readonly pages = new Map<string, PageTemplate>();
   /** Keyed by viewer id and page key. */
   private readonly liked = new Map<string, ReadonlySet<string>>();
+  /** The last delta cursor made, for the millisecond it was made in. */
+  private cursorAt = Number.NaN;
+  private cursor = "";
 
   constructor(
     private readonly cap = 500,
@@ -131,6 +134,15 @@ export class FeedPageCache {
 
   setLiked(stamp: number, viewer: string, key: string, ids: ReadonlySet<string>): void {
     if (this.at(stamp)) remember(this.liked, `${viewer}\n${key}`, ids, this.likedCap);
+  }
+
+  /** `make(nowMs)`, made once per millisecond (every request of that millisecond gets the same). */
+  deltaCursor(nowMs: number, make: (nowMs: number) => string): string {
+    if (nowMs !== this.cursorAt) {
+      this.cursor = make(nowMs);
+      this.cursorAt = nowMs;
+    }
+    return this.cursor;
   }
 
   /** Moves to a newer stamp (dropping everything); false when `stamp` is older than the current. */

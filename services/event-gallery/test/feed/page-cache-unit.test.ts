@@ -41,4 +41,17 @@ describe("FeedPageCache", () => {
     expect(cache.get(1, "y")).toBeDefined();
     expect(cache.get(1, "z")).toBeDefined();
   });
+
+  it("makes the delta cursor once per millisecond", () => {
+    const cache = new FeedPageCache();
+    const made: number[] = [];
+    const make = (ms: number) => {
+      made.push(ms);
+      return `c${ms}`;
+    };
+    expect(cache.deltaCursor(1000, make)).toBe("c1000");
+    expect(cache.deltaCursor(1000, make)).toBe("c1000");
+    expect(cache.deltaCursor(1001, make)).toBe("c1001");
+    expect(made).toEqual([1000, 1001]);
+  });
 });
