@@ -9,8 +9,9 @@ import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createDispatcher } from "../../src/dispatch/dispatcher.js";
 import { Inbox } from "../../src/dispatch/inbox.js";
-import type { ExecutionLog, ExecutionRecord, Job, JobRunner } from "../../src/dispatch/job.js";
+import type { Job, JobRunner } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
+import { executionsRepo } from "../../src/execution/executions-repo.js";
 import { until } from "../runtime/turns.js";
 
 const APP = newId();
@@ -45,7 +46,8 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
   let reads: string[][] = [];
   let failReads = false;
   let jobs: Job[] = [];
-  let records: ExecutionRecord[] = [];
+  const recorded = () =>
+    database.db.selectFrom("executions").select("id").where("app_id", "=", APP).execute();
 
   const executor: JobRunner = {
     async scripts(ids) {
@@ -74,31 +76,6 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
       };
     },
   };
-  const executions: ExecutionLog = {
-    async insert(_trx, r) {
-      records.push(r);
-    },
-    insertWrite: (r) => ({
-      kind: "test.executions",
-      data: r,
-      apply: async (_trx, rs: ExecutionRecord[]) => void records.push(...rs),
-    }),
-    settleWrite: (r, outboxId) => ({
-      kind: "test.settle",
-      data: { r, outboxId },
-      apply: async (trx, items: { r: ExecutionRecord; outboxId: string }[]) => {
-        await trx
-          .deleteFrom("outbox")
-          .where(
-            "id",
-            "in",
-            items.map((i) => i.outboxId),
-          )
-          .execute();
-        records.push(...items.map((i) => i.r));
-      },
-    }),
-  };
   const row = (i: number, scriptId: string): OutboxRow => ({
     id: newId(),
     app_id: APP,
@@ -126,14 +103,14 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
       clock,
       logger: cap.logger,
       executor,
-      executions,
+      executions: executionsRepo(database),
       failures: { onRunFailed: async () => "drop" },
       inbox: new Inbox("A", 10),
       instanceId: "A",
       maxConcurrency: 32,
     });
     await dispatcher.start();
-    await until(() => records.length === n);
+    await until(async () => (await recorded()).length === n);
     await dispatcher.stop();
     return rows;
   };
@@ -148,7 +125,7 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
     await database.db.deleteFrom("outbox").execute();
     reads = [];
     jobs = [];
-    records = [];
+    await database.db.deleteFrom("executions").execute();
     failReads = false;
   });
 
