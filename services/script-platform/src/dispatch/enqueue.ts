@@ -1,7 +1,12 @@
 import type { Dialect, Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
-import { insertOutboxRows, type NewOutboxRow, notifyOutbox } from "./enqueue-repo.js";
+import {
+  insertOutboxRows,
+  insertOutboxRowsAndNotify,
+  type NewOutboxRow,
+  notifyOutbox,
+} from "./enqueue-repo.js";
 
 /**
  * A triggered run to write to the outbox. Every row runs its script as the principal that
@@ -67,8 +72,14 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
     async enqueueMany(trx, runs) {
       if (runs.length === 0) return [];
       const rows = runs.map(toRow);
-      await insertOutboxRows(trx, rows);
-      await announce(trx);
+      if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
+        // The common case (a publish batch): rows and announcement in one statement.
+        await insertOutboxRowsAndNotify(trx, rows);
+        announced.add(trx);
+      } else {
+        await insertOutboxRows(trx, rows);
+        await announce(trx);
+      }
       return rows.map((r) => r.id);
     },
     async insert(trx, row) {

@@ -7,10 +7,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createChangeEvents, type EventSink } from "../../src/dispatch/change-events.js";
-import { createOutboxWriter, type OutboxWriter } from "../../src/dispatch/enqueue.js";
+import { createOutboxWriter, type OutboxWriter, type TriggeredRun } from "../../src/dispatch/enqueue.js";
+import { OUTBOX_CHANNEL } from "../../src/dispatch/enqueue-repo.js";
 import type { TransactionInfo } from "../../src/dispatch/group-commit.js";
 import { LEASE_MS, type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { insertTrigger, setTriggerEnabled } from "../../src/triggers/repository.js";
+import { until } from "../runtime/turns.js";
 
 const APP = newId();
 
@@ -154,6 +156,45 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     expect(messages(await outboxRows()).sort()).toEqual([0, 1, 3, 4]);
     const logged = await database.db.selectFrom("realtime_messages").select("message").execute();
     expect(logged.map((r) => (JSON.parse(r.message) as { i: number }).i).sort()).toEqual([0, 1, 3, 4]);
+  });
+
+  it("the writer announces a transaction's rows once, at commit; a rolled-back write announces nothing", async () => {
+    let wakes = 0;
+    const heard: string[] = [];
+    const writer = createOutboxWriter({ dialect: database.dialect, wake: () => void wakes++ });
+    const pg = database.backend === "postgres";
+    // Another instance's dispatcher listens on the channel (PostgreSQL: NOTIFY at commit).
+    const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
+    const run = (i: number): TriggeredRun => ({
+      appId: APP,
+      sourceKind: "pubsub",
+      triggerId: newId(),
+      scriptId: newId(),
+      event: { pubsub: { message: { i } } },
+      depth: 1,
+      principal: null,
+      dueAt: clock.iso(),
+      now: clock.iso(),
+    });
+    await database.writeTx(async (trx) => {
+      await writer.enqueueMany(trx, [run(1), run(2)]);
+      await writer.enqueue(trx, run(3));
+    });
+    await expect(
+      database.writeTx(async (trx) => {
+        await writer.enqueueMany(trx, [run(4)]);
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(messages(await outboxRows()).sort()).toEqual([1, 2, 3]);
+    if (pg) {
+      // Commits are delivered in order: once the marker is heard, everything before it was.
+      await database.notifier.publish(OUTBOX_CHANNEL, "marker");
+      await until(() => heard.includes("marker"));
+      expect(heard).toEqual(["", "marker"]);
+      expect(wakes).toBe(0);
+      await unsubscribe?.();
+    } else expect(wakes).toBe(2); // SQLite: this process's dispatcher, once per transaction
   });
 
   it("a trigger disabled, enabled or added by another instance applies to the next publish at once", async () => {
