@@ -212,6 +212,7 @@ export class Bench {
       warmup: opts.warmup ?? 500,
       ...(opts.method ? { method: opts.method } : {}),
       ...(opts.headers ? { headers: opts.headers } : {}),
+      ...(opts.headerSets ? { headerSets: opts.headerSets } : {}),
       ...(opts.body !== undefined ? { body: opts.body } : {}),
     };
     const t = this.task<LoadResult>(loadModule, "runLoad", args);

@@ -8,6 +8,7 @@ export interface LoadArgs {
   url: string;
   method?: string;
   headers?: Record<string, string>;
+  headerSets?: Record<string, string>[];
   body?: string;
   connections: number;
   duration: number;
@@ -25,12 +26,22 @@ export type LoadResult = Pick<
 // autocannon adds an abort listener per connection to one signal.
 setMaxListeners(0);
 
+/** Each request takes the next header set (one per viewer: per-user limits and caches see many users). */
+function rotate(sets: Record<string, string>[]) {
+  let i = 0;
+  return <R extends { headers?: Record<string, string> }>(req: R): R => {
+    const set = sets[i++ % sets.length];
+    return { ...req, headers: { ...req.headers, ...set } };
+  };
+}
+
 export async function runLoad(args: LoadArgs, io: TaskIo): Promise<LoadResult> {
   const common = {
     url: args.url,
     method: (args.method ?? "GET") as "GET",
     headers: args.headers ?? {},
     ...(args.body !== undefined ? { body: args.body } : {}),
+    ...(args.headerSets?.length ? { requests: [{ setupRequest: rotate(args.headerSets) }] } : {}),
   };
   if (args.warmup > 0)
     await autocannon({ ...common, connections: Math.min(8, args.connections), amount: args.warmup });

@@ -20,6 +20,8 @@ export interface LoadOptions {
   path: string;
   method?: string;
   headers?: Record<string, string>;
+  /** Requests take these header sets in turn (added to `headers`), e.g. one per signed-in viewer. */
+  headerSets?: Record<string, string>[];
   body?: string;
   connections?: number;
   /** Seconds (default 10). */
