@@ -156,6 +156,35 @@ const get = (path: string) =>
     req.end();
   });
 
+type ThreadCpu = { tid: number; main: boolean; cpuS: number }[];
+/**
+ * A load on a platform target with its CPU split by thread: the main thread, the sandbox workers
+ * (the `workers` busiest other threads) and the rest (V8's GC and compiler helpers, libuv). The
+ * split covers the load's warm-up too, so it is given as shares of the measured CPU per request.
+ */
+async function loadWithThreads(
+  label: string,
+  target: typeof platform,
+  opts: Parameters<typeof bench.load>[2],
+): Promise<Awaited<ReturnType<typeof bench.load>>> {
+  const t0 = await target.call<ThreadCpu>("threads");
+  const r = await bench.load(label, target, opts);
+  const t1 = await target.call<ThreadCpu>("threads");
+  const before = new Map(t0.map((t) => [t.tid, t.cpuS]));
+  const delta = t1.map((t) => ({ ...t, cpuS: t.cpuS - (before.get(t.tid) ?? 0) }));
+  const total = delta.reduce((n, t) => n + t.cpuS, 0) || 1;
+  const workers = Number((target.info as { workers?: number }).workers ?? 2);
+  const others = delta.filter((t) => !t.main).sort((a, b) => b.cpuS - a.cpuS);
+  const ms = (s: number) => ((r.cpuMsPerReq * s) / total).toFixed(3);
+  const main = delta.find((t) => t.main)?.cpuS ?? 0;
+  const w = others.slice(0, workers);
+  const rest = others.slice(workers).reduce((n, t) => n + t.cpuS, 0);
+  bench.note(
+    `${label}: CPU ms/req by thread: main ${ms(main)}, workers ${w.map((t) => ms(t.cpuS)).join(" + ")}, other threads ${ms(rest)} (${r.cpuMsPerReq.toFixed(3)} in all)`,
+  );
+  return r;
+}
+
 // The baseline serves exactly the bytes the script route answers.
 const sample = await get("/hello");
 const bare = await bench.server("bare Fastify", new URL("../harness/bare.ts", import.meta.url), "startBare", {
@@ -173,7 +202,7 @@ const hello = {
 await bench.load("bare Fastify, same bytes", bare, hello);
 type CommitStats = { transactions: number; commitStatementMs: number; windows: number };
 const c0 = await platform.call<CommitStats>("commitStats");
-const s = await bench.load("script route on SQLite (sync, outbox)", platform, {
+const s = await loadWithThreads("script route on SQLite (sync, outbox)", platform, {
   ...hello,
   baseline: "bare Fastify, same bytes",
 });
@@ -197,7 +226,7 @@ if (pgUrl) {
     { backend: "postgres" },
   );
   await onPg.call("save", { name: "hello", path: "/hello" });
-  const p = await bench.load("script route on PostgreSQL (sync, outbox)", onPg, {
+  const p = await loadWithThreads("script route on PostgreSQL (sync, outbox)", onPg, {
     ...hello,
     baseline: "bare Fastify, same bytes",
   });

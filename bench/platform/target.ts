@@ -2,6 +2,7 @@
 // PostgreSQL with `{backend: "postgres"}` (a fresh database on the server at DATABASE_URL), one
 // app on host bench.test, a `save` command that saves an endpoint script and routes GET <path>
 // to it, a `hog` command for a second app's scripts, and CPU profiling commands.
+import { readdirSync, readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
@@ -105,6 +106,7 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
           return d.utilization;
         };
       })(),
+      threads: async () => threadCpu(),
       // Group-commit counters of the dispatcher: transactions per request is the figure that matters on SQLite.
       commitStats: async () => ({ ...built.engine.runtime.dispatcher.commitStats }),
     },
@@ -114,4 +116,27 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
       await env.cleanup();
     },
   };
+}
+
+/**
+ * CPU seconds per OS thread of this process (/proc/self/task/<tid>/stat, utime + stime). Every
+ * thread is named "node": the main thread is the one whose id is the process id; the sandbox
+ * workers are told apart by the caller as the busiest others (V8 and libuv helpers use little).
+ */
+function threadCpu(): { tid: number; main: boolean; cpuS: number }[] {
+  const out: { tid: number; main: boolean; cpuS: number }[] = [];
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      out.push({
+        tid: Number(tid),
+        main: Number(tid) === process.pid,
+        cpuS: (Number(f[11]) + Number(f[12])) / 100,
+      });
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
 }
