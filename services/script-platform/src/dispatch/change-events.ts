@@ -6,7 +6,13 @@ import type { TriggerKind } from "../db/schema-triggers.js";
 import type { ChangeEvent, EventSink, PubsubMessage } from "../sdk/types.js";
 import { matchCollection, matchOperation, matchTopic } from "../triggers/patterns.js";
 import { enabledTriggersOfKind } from "../triggers/repository.js";
-import { insertRealtimeMessage, isExternalTopic, notifyRealtime } from "./change-events-repo.js";
+import {
+  insertRealtimeMessage,
+  isExternalTopic,
+  notifyRealtime,
+  type PubsubTriggerRow,
+  pubsubLookup,
+} from "./change-events-repo.js";
 import type { OutboxWriter, TriggeredRun } from "./enqueue.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 
@@ -81,10 +87,6 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
    * only once this transaction commits (see realtime/hub.ts).
    */
   const logForRealtime = async (trx: Kysely<PlatformDB>, msg: PubsubMessage, now: string) => {
-    const external = await once(trx, `x\0${msg.appId}\0${msg.topic}`, () =>
-      isExternalTopic(trx, msg.appId, msg.topic),
-    );
-    if (!external) return;
     const text = JSON.stringify(msg.message ?? null);
     const seq = await insertRealtimeMessage(trx, {
       appId: msg.appId,
@@ -102,18 +104,45 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
     );
   };
 
-  /**
-   * The outbox rows of several messages in one transaction: one multi-row insert and one
-   * announcement for all of them. Returns how many rows each message wrote.
-   */
-  const pubsubMany = async (trx: Kysely<PlatformDB>, msgs: readonly PubsubMessage[]): Promise<number[]> => {
-    const now = clock.iso();
+  /** What a batch of messages needs to know: each app's enabled pubsub triggers, external topics. */
+  interface Lookup {
+    triggers(appId: string): Promise<PubsubTriggerRow[]>;
+    external(appId: string, topic: string): Promise<boolean>;
+  }
+  /** The lookups as reads of `trx`, each made once per transaction. */
+  const lookupIn = (trx: Kysely<PlatformDB>): Lookup => ({
+    triggers: async (appId) =>
+      (await enabledOfKind(trx, appId, "pubsub")).map((t) => ({
+        id: t.id,
+        app_id: t.app_id,
+        script_id: t.script_id,
+        principal_json: dialect.json(t.registered_by_principal),
+        topic_pattern: t.detail.topic_pattern ?? "",
+      })),
+    external: (appId, topic) => once(trx, `x\0${appId}\0${topic}`, () => isExternalTopic(trx, appId, topic)),
+  });
+  /** PostgreSQL: both lookups of a whole batch in one statement. */
+  const lookupAll = async (db: Kysely<PlatformDB>, msgs: readonly PubsubMessage[]): Promise<Lookup> => {
+    const found = await pubsubLookup(
+      db,
+      [...new Set(msgs.map((m) => m.appId))],
+      [...new Set(msgs.map((m) => m.topic))],
+    );
+    return {
+      triggers: async (appId) => found.triggers.filter((t) => t.app_id === appId),
+      external: async (appId, topic) => found.external.has(`${appId}\0${topic}`),
+    };
+  };
+
+  /** The runs of several messages and the messages to log for realtime; how many runs each wrote. */
+  const plan = async (lookup: Lookup, msgs: readonly PubsubMessage[], now: string) => {
     const runs: TriggeredRun[] = [];
     const counts: number[] = [];
+    const realtime: PubsubMessage[] = [];
     for (const msg of msgs) {
-      await logForRealtime(trx, msg, now);
-      const matching = (await enabledOfKind(trx, msg.appId, "pubsub")).filter((t) =>
-        matchTopic(t.detail.topic_pattern ?? "", msg.topic),
+      if (await lookup.external(msg.appId, msg.topic)) realtime.push(msg);
+      const matching = (await lookup.triggers(msg.appId)).filter((t) =>
+        matchTopic(t.topic_pattern, msg.topic),
       );
       if (depthExceeded(msg.appId, `pubsub:${msg.topic}`, msg.depth, matching.length)) {
         counts.push(0);
@@ -127,22 +156,37 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
           scriptId: t.script_id,
           event: { pubsub: { topic: msg.topic, message: msg.message, published_at: now } },
           depth: msg.depth + 1,
-          principal: t.registered_by_principal,
+          principal: null,
+          principalJson: t.principal_json,
           dueAt: now,
           now,
         });
       counts.push(matching.length);
     }
-    await outbox.enqueueMany(trx, runs);
-    return counts;
+    return { runs, counts, realtime };
   };
-  /** A publish batch of the group commit (called again with one slot when its batch failed). */
+  const write = async (trx: Kysely<PlatformDB>, p: Awaited<ReturnType<typeof plan>>, now: string) => {
+    for (const msg of p.realtime) await logForRealtime(trx, msg, now);
+    await outbox.enqueueMany(trx, p.runs);
+  };
+
+  /**
+   * A publish batch of the group commit (called again with one slot when its batch failed). On
+   * PostgreSQL the batch comes without a transaction (its write is `oneStatement`): one statement
+   * reads the triggers and topics, and when nothing goes to the realtime log the outbox rows and
+   * their NOTIFY are the one write (2 round trips instead of BEGIN, 2 reads, write, COMMIT).
+   * Reading outside the write's transaction sees what READ COMMITTED would show inside it: each
+   * statement its own snapshot. Anything more (realtime rows, > 500 rows) gets a transaction.
+   */
   const publishAll = async (trx: Kysely<PlatformDB>, slots: PublishSlot[]): Promise<void> => {
-    const counts = await pubsubMany(
-      trx,
-      slots.map((s) => s.msg),
-    );
-    for (const [i, s] of slots.entries()) s.enqueued = counts[i] ?? 0;
+    const msgs = slots.map((s) => s.msg);
+    const now = clock.iso();
+    // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
+    const alone = dialect.backend === "postgres" && !trx.isTransaction;
+    const p = await plan(alone ? await lookupAll(trx, msgs) : lookupIn(trx), msgs, now);
+    if (!alone || (p.realtime.length === 0 && p.runs.length <= 500)) await write(trx, p, now);
+    else await database.writeTx((t) => write(t, p, now));
+    for (const [i, s] of slots.entries()) s.enqueued = p.counts[i] ?? 0;
   };
 
   const sink: EventSink = {
@@ -174,12 +218,15 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
 
     /** One outbox row per matching enabled pubsub trigger; no match is a silent success. */
     async pubsub(trx, msg: PubsubMessage) {
-      return (await pubsubMany(trx, [msg]))[0] ?? 0;
+      const now = clock.iso();
+      const p = await plan(lookupIn(trx), [msg], now);
+      await write(trx, p, now);
+      return p.counts[0] ?? 0;
     },
 
     async publish(msg: PubsubMessage) {
       const slot: PublishSlot = { msg, enqueued: 0 };
-      await publishes.write({ kind: "events.publish", data: slot, apply: publishAll });
+      await publishes.write({ kind: "events.publish", data: slot, apply: publishAll, oneStatement: true });
       return slot.enqueued;
     },
   };

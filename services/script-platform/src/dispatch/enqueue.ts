@@ -21,6 +21,8 @@ export interface TriggeredRun {
   event: Record<string, unknown>;
   depth: number;
   principal: unknown;
+  /** The principal already as JSON text (read as text from the trigger row): written as it is. */
+  principalJson?: string;
   dueAt: string;
   now: string;
 }
@@ -29,7 +31,11 @@ export interface TriggeredRun {
 export interface OutboxWriter {
   /** Writes a triggered run's row and announces it; returns the row id. */
   enqueue(trx: Kysely<PlatformDB>, run: TriggeredRun): Promise<string>;
-  /** Writes many triggered runs' rows in one statement and announces them once; returns their ids. */
+  /**
+   * Writes many triggered runs' rows in one statement and announces them once; returns their ids.
+   * On PostgreSQL up to 500 rows and their NOTIFY are one statement, so `trx` may then be the
+   * database itself (no transaction): the write is still all or nothing.
+   */
   enqueueMany(trx: Kysely<PlatformDB>, runs: readonly TriggeredRun[]): Promise<string[]>;
   /** Writes a row as given (a dead letter's replay) and announces it. */
   insert(trx: Kysely<PlatformDB>, row: NewOutboxRow): Promise<void>;
@@ -46,9 +52,12 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
   // One announcement per transaction: repeated NOTIFYs collapse at commit anyway, and each
   // would cost a round trip (a batch of publishes writes many rows in one transaction).
   const announced = new WeakSet<Kysely<PlatformDB>>();
+  // Outside a transaction (PostgreSQL, `trx` the database itself) each write announces its rows.
+  // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
+  const inTransaction = (trx: Kysely<PlatformDB>) => dialect.backend !== "postgres" || trx.isTransaction;
   const announce = async (trx: Kysely<PlatformDB>) => {
     if (announced.has(trx)) return;
-    announced.add(trx);
+    if (inTransaction(trx)) announced.add(trx);
     if (dialect.backend === "postgres") await notifyOutbox(trx);
     else wake();
   };
@@ -61,7 +70,9 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
     payload: dialect.json({ event: run.event }),
     due_at: run.dueAt,
     depth: run.depth,
-    principal: run.principal === null || run.principal === undefined ? null : dialect.json(run.principal),
+    principal:
+      run.principalJson ??
+      (run.principal === null || run.principal === undefined ? null : dialect.json(run.principal)),
     created_at: run.now,
   });
   const writer: OutboxWriter = {
@@ -75,7 +86,7 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
       if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
         // The common case (a publish batch): rows and announcement in one statement.
         await insertOutboxRowsAndNotify(trx, rows);
-        announced.add(trx);
+        if (inTransaction(trx)) announced.add(trx);
       } else {
         await insertOutboxRows(trx, rows);
         await announce(trx);

@@ -16,8 +16,9 @@ export interface MergedWrite<T = unknown> {
   data: T;
   apply(trx: Trx, data: T[]): Promise<void>;
   /**
-   * On PostgreSQL `apply` is one statement (atomic by itself): a batch of only this kind runs it
-   * without BEGIN/COMMIT, one round trip instead of three.
+   * On PostgreSQL `apply` is atomic by itself (one statement, or a transaction it opens when it
+   * needs more): a batch of only this kind runs it without BEGIN/COMMIT, given the database as
+   * `trx` (`trx.isTransaction` is false then).
    */
   oneStatement?: boolean;
 }

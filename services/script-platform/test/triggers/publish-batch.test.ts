@@ -197,6 +197,100 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     } else expect(wakes).toBe(2); // SQLite: this process's dispatcher, once per transaction
   });
 
+  it("a batch that only writes outbox rows needs no transaction on PostgreSQL; each such write announces itself", async () => {
+    await pubsubTrigger(database, "plain");
+    await pubsubTrigger(database, "live");
+    await database.db
+      .insertInto("topics")
+      .values([
+        { app_id: APP, name: "live", external: 1, created_at: clock.iso() },
+        { app_id: APP, name: "plain", external: 0, created_at: clock.iso() },
+      ])
+      .execute();
+    const pg = database.backend === "postgres";
+    const heard: string[] = [];
+    const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
+    /** Whether each outbox write ran inside a Kysely transaction (PostgreSQL's writeTx). */
+    const inTransaction: boolean[] = [];
+    const real = createOutboxWriter({ dialect: database.dialect, wake: () => {} });
+    const sink = createChangeEvents({
+      clock,
+      database,
+      logger: cap.logger,
+      maxDepth: 8,
+      outbox: {
+        ...real,
+        enqueueMany: (trx, runs) => {
+          inTransaction.push(trx.isTransaction);
+          return real.enqueueMany(trx, runs);
+        },
+      },
+    });
+    const publishAll = (topics: string[], from: number) =>
+      Promise.all(
+        topics.map((topic, k) => sink.publish({ appId: APP, topic, message: { i: from + k }, depth: 0 })),
+      );
+    // Two batches of plain messages, then one with a message on the external topic.
+    expect(await publishAll(["plain", "plain", "nothing"], 0)).toEqual([1, 1, 0]);
+    expect(await publishAll(["plain"], 3)).toEqual([1]);
+    expect(await publishAll(["plain", "live"], 4)).toEqual([1, 1]);
+    expect(messages(await outboxRows()).sort()).toEqual([0, 1, 3, 4, 5]);
+    const logged = await database.db.selectFrom("realtime_messages").select("message").execute();
+    expect(logged.map((r) => (JSON.parse(r.message) as { i: number }).i)).toEqual([5]);
+    // The principal goes to the row as the trigger stored it.
+    const principals = await database.db.selectFrom("outbox").select("principal").execute();
+    for (const r of principals)
+      expect(JSON.parse(r.principal ?? "null")).toEqual({ admin_id: "a1", scopes: ["app:admin"] });
+    if (pg) {
+      expect(inTransaction).toEqual([false, false, true]);
+      await database.notifier.publish(OUTBOX_CHANNEL, "marker");
+      await until(() => heard.includes("marker"));
+      // One announcement per write: none is swallowed as "already announced" outside a transaction.
+      expect(heard).toEqual(["", "", "", "marker"]);
+      await unsubscribe?.();
+    }
+  });
+
+  it("a batch whose outbox statement fails writes nothing; each publish is retried alone", async () => {
+    await pubsubTrigger(database, "t");
+    const real = createOutboxWriter({ dialect: database.dialect, wake: () => {} });
+    const sink = createChangeEvents({
+      clock,
+      database,
+      logger: cap.logger,
+      maxDepth: 8,
+      // The statement fails before anything is written (as a failing one-statement write does).
+      outbox: {
+        ...real,
+        async enqueueMany(trx, runs) {
+          if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
+            throw new Error("poisoned message");
+          return real.enqueueMany(trx, runs);
+        },
+      },
+      publishCommit: { onTransaction: (t) => transactions.push(t) },
+    });
+    const results = await Promise.allSettled(
+      Array.from({ length: 4 }, (_, i) =>
+        sink.publish({
+          appId: APP,
+          topic: "t",
+          message: { i, ...(i === 1 ? { poison: true } : {}) },
+          depth: 0,
+        }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled", "fulfilled"]);
+    expect(transactions.map((t) => [t.items, t.ok, t.alone])).toEqual([
+      [4, false, false],
+      [1, true, true],
+      [1, false, true],
+      [1, true, true],
+      [1, true, true],
+    ]);
+    expect(messages(await outboxRows()).sort()).toEqual([0, 2, 3]);
+  });
+
   it("a trigger disabled, enabled or added by another instance applies to the next publish at once", async () => {
     const id = await pubsubTrigger(database, "t");
     expect(await events.publish({ appId: APP, topic: "t", message: { i: 1 }, depth: 0 })).toBe(1);

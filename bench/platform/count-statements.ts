@@ -1,0 +1,138 @@
+// Statements per triggered run, by kind: runs bench/platform-async's target in this process with
+// the pg client's query() wrapped to count what reaches PostgreSQL (DATABASE_URL required).
+// Run: DATABASE_URL=… node --conditions=source --import tsx bench/platform/count-statements.ts
+import { readdirSync, readFileSync } from "node:fs";
+import pg from "pg";
+import { withDatabase } from "../platform-async/measure.js";
+import { startPlatformAsync } from "../platform-async/targets.js";
+
+const counts = new Map<string, number>();
+/** Milliseconds from sending to the answer, per kind (server time plus round trip and queueing). */
+const waits = new Map<string, number>();
+/** One statement of each kind with its parameters, replayed afterwards to cost it alone. */
+const samples = new Map<string, { text: string; values: unknown }>();
+const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
+const original = proto.query;
+let counting = false;
+proto.query = function (this: unknown, ...args: unknown[]) {
+  const q = args[0] as string | { text?: string; name?: string };
+  const text = typeof q === "string" ? q : (q?.text ?? "");
+  if (!counting) return original.apply(this, args);
+  const key = text
+    .replace(/\s+/g, " ")
+    .replace(/\(\$\d+(, \$\d+)*\)/g, "(…)")
+    .slice(0, 90);
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  if (!samples.has(key))
+    samples.set(key, { text, values: typeof q === "string" ? args[1] : (q as { values?: unknown }).values });
+  const t0 = performance.now();
+  const r = original.apply(this, args) as Promise<unknown>;
+  const done = () => waits.set(key, (waits.get(key) ?? 0) + performance.now() - t0);
+  if (r && typeof r.then === "function") r.then(done, done);
+  return r;
+};
+/**
+ * CPU ticks of the PostgreSQL server's processes by role: this bench's backends (their command
+ * line names the database), other backends, and the server's own workers (autovacuum, WAL
+ * writer, ...). Ended processes count in their parent's cutime only, so they are not split.
+ */
+function postgresTicks(database: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (!stat.includes("(postgres)")) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const role = cmd.includes(database)
+        ? "this bench's backends"
+        : /postgres: postgres /.test(cmd)
+          ? "other backends"
+          : (cmd.replace(/^postgres: /, "").split(/\s+/)[0] ?? "?");
+      out.set(role, (out.get(role) ?? 0) + Number(f[11]) + Number(f[12]));
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return out;
+}
+const url = process.env.DATABASE_URL;
+if (!url) throw new Error("DATABASE_URL is required");
+const n = Number(process.env.BENCH_N ?? 600);
+await withDatabase(url, async (db) => {
+  const t = await startPlatformAsync({ databaseUrl: db });
+  await t.commands?.burst?.(50);
+  const name = new URL(db).pathname.slice(1);
+  const before = postgresTicks(name);
+  const cpu0 = process.cpuUsage();
+  counting = true;
+  await t.commands?.burst?.(n);
+  counting = false;
+  const cpu = process.cpuUsage(cpu0);
+  const after = postgresTicks(name);
+  process.stdout.write(`this process: ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms CPU/run\n`);
+  for (const [role, ticks] of after)
+    process.stdout.write(
+      `postgres ${role}: ${(((ticks - (before.get(role) ?? 0)) * 10) / n).toFixed(3)} ms CPU/run\n`,
+    );
+  await t.close();
+  if (process.env.REPLAY) await replay(db);
+});
+
+/**
+ * Server CPU of each statement kind alone: REPLAY times each sample, inside a transaction that is
+ * rolled back (so a delete or update finds its rows again only within it: a rough figure), read
+ * from the backend's own /proc entry.
+ */
+async function replay(db: string) {
+  const reps = Number(process.env.REPLAY);
+  for (const [key, { text, values }] of samples) {
+    if (/^(begin|commit|rollback)/i.test(text)) continue;
+    const client = new pg.Client({ connectionString: db });
+    client.on("error", (err) => process.stdout.write(`replay connection: ${err.message}\n`));
+    await client.connect();
+    try {
+      await replayOne(client, key, text, values, reps);
+    } catch (err) {
+      process.stdout.write(`replay failed: ${(err as Error).message}  ${key}\n`);
+    }
+    await client.end().catch(() => {});
+  }
+}
+
+async function replayOne(client: pg.Client, key: string, text: string, values: unknown, reps: number) {
+  const pid = (await client.query("SELECT pg_backend_pid() AS pid")).rows[0].pid as number;
+  const ticks = () => {
+    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return Number(f[11]) + Number(f[12]);
+  };
+  {
+    await client.query("BEGIN");
+    const t0 = ticks();
+    const w0 = performance.now();
+    for (let i = 0; i < reps; i++)
+      await client.query(text.replace(/^\/\*prepared\*\/ /, ""), values as unknown[]);
+    const cpu = ((ticks() - t0) * 10) / reps;
+    const wall = (performance.now() - w0) / reps;
+    await client.query("ROLLBACK");
+    process.stdout.write(`replay ${cpu.toFixed(3)} ms server CPU, ${wall.toFixed(3)} ms wall  ${key}\n`);
+    if (process.env.EXPLAIN) {
+      const plan = await client.query(
+        `EXPLAIN (ANALYZE, BUFFERS) ${text.replace(/^\/\*prepared\*\/ /, "")}`,
+        values as unknown[],
+      );
+      for (const r of plan.rows) process.stdout.write(`    ${r["QUERY PLAN"]}\n`);
+    }
+  }
+}
+let total = 0;
+for (const [k, v] of [...counts].sort((a, b) => b[1] - a[1])) {
+  total += v;
+  const ms = (waits.get(k) ?? 0) / v;
+  process.stdout.write(
+    `${(v / n).toFixed(3).padStart(7)}/run  ${v.toString().padStart(6)}  ${ms.toFixed(2).padStart(6)} ms  ${k}\n`,
+  );
+}
+process.stdout.write(`${(total / n).toFixed(3).padStart(7)}/run  total statements for ${n} runs\n`);
+process.exit(0);
