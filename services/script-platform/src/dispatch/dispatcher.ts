@@ -40,6 +40,13 @@ export interface DispatcherDeps {
 }
 
 const CLAIM_BATCH = 32;
+/**
+ * While this many runs are in flight, a claim waits until as many slots are free: under a
+ * backlog every finishing run would otherwise claim its one replacement (a statement, and a
+ * script read, per run on PostgreSQL). A deferred claim still happens within CLAIM_DEFER_MS.
+ */
+const CLAIM_MIN = 8;
+const CLAIM_DEFER_MS = 10;
 
 /** outbox.payload and outbox.principal are JSON text on both backends (see migration 0002). */
 function jsonText<T>(v: unknown): T {
@@ -67,6 +74,12 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** Aborted on stop: in-flight runs end at once (their rows are settled as failures). */
   let shutdown = new AbortController();
   let unsubscribe: (() => Promise<void>) | null = null;
+  /** Slots a claim waits for while at least as many runs are in flight (small pools: 1). */
+  const claimMin = Math.max(1, Math.min(CLAIM_MIN, Math.floor(deps.maxConcurrency / 4)));
+  /** The claim a deferral promised (a free slot is used within CLAIM_DEFER_MS at the latest). */
+  let deferred: TimerHandle | null = null;
+  let force = false;
+
 
   const toJob = (row: OutboxRow): Job => {
     const payload = (jsonText<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
@@ -190,6 +203,19 @@ export function createDispatcher(deps: DispatcherDeps) {
           backlog = true;
           break;
         }
+        if (want < claimMin && running >= claimMin && !force) {
+          // Enough runs in flight: their ends bring more free slots; the timer bounds the wait.
+          backlog = true;
+          deferred ??= clock.setTimeout(() => {
+            deferred = null;
+            force = true;
+            wake();
+          }, CLAIM_DEFER_MS);
+          break;
+        }
+        force = false;
+        deferred?.cancel();
+        deferred = null;
         running += want; // reserve the slots while claiming
         let rows: OutboxRow[] = [];
         try {
@@ -293,6 +319,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     async stop() {
       stopped = true;
       poll?.cancel();
+      deferred?.cancel();
+      deferred = null;
       await unsubscribe?.();
       shutdown.abort();
       await idle();

@@ -52,6 +52,7 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
   // One announcement per transaction: repeated NOTIFYs collapse at commit anyway, and each
   // would cost a round trip (a batch of publishes writes many rows in one transaction).
   const announced = new WeakSet<Kysely<PlatformDB>>();
+  const insertWithNotify = insertOutboxRowsAndNotify();
   // Outside a transaction (PostgreSQL, `trx` the database itself) each write announces its rows.
   // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
   const inTransaction = (trx: Kysely<PlatformDB>) => dialect.backend !== "postgres" || trx.isTransaction;
@@ -85,7 +86,7 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
       const rows = runs.map(toRow);
       if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
         // The common case (a publish batch): rows and announcement in one statement.
-        await insertOutboxRowsAndNotify(trx, rows);
+        await insertWithNotify(trx, rows);
         if (inTransaction(trx)) announced.add(trx);
       } else {
         await insertOutboxRows(trx, rows);

@@ -1,6 +1,6 @@
 import type { Clock } from "@app/kit/clock";
 import { toIso } from "@app/kit/clock";
-import type { Database, Kysely } from "@app/kit/db";
+import { type Database, type Kysely, preparedQuery } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { AbandonedExecutionsTable, OutboxTable } from "../db/schema-data.js";
 import { MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
@@ -77,6 +77,38 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
   const insertRows = multiRowStatement<OutboxRow>(OUTBOX_COLUMNS, (trx, n) =>
     trx.insertInto("outbox").values(Array.from({ length: n }, () => TEMPLATE_ROW)),
   );
+  // The claim runs once per claimed batch: compiled once, a prepared statement on PostgreSQL.
+  const claimStatement = preparedQuery(
+    (
+      db: Kysely<PlatformDB>,
+      p: { instance: string; mine: string; now: string; stale: string; lease: string; limit: number },
+    ) =>
+      db
+        .updateTable("outbox")
+        .set({ claimed_by: p.instance, lease_until: p.lease })
+        .where(
+          "id",
+          "in",
+          d.forUpdateSkipLocked(
+            db
+              .selectFrom("outbox")
+              .select("id")
+              .where("due_at", "<=", p.now)
+              .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", p.now)]))
+              .where((eb) =>
+                eb.or([
+                  eb("reply_to", "is", null),
+                  eb("reply_to", "like", p.mine),
+                  eb("lease_until", "is not", null),
+                  eb("created_at", "<", p.stale),
+                ]),
+              )
+              .orderBy("due_at")
+              .limit(p.limit),
+          ),
+        )
+        .returningAll(),
+  );
   const deleteIds = multiRowStatement<{ id: string }>(["id"], (trx, n) =>
     trx.deleteFrom("outbox").where(
       "id",
@@ -124,32 +156,14 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
      */
     async claim(db: Kysely<PlatformDB>, instance: string, limit: number): Promise<OutboxRow[]> {
       const now = clock.now();
-      const nowIso = toIso(now);
-      const staleIso = toIso(now - STALE_REPLY_MS);
-      const leaseIso = toIso(now + LEASE_MS);
-      const due = d.forUpdateSkipLocked(
-        db
-          .selectFrom("outbox")
-          .select("id")
-          .where("due_at", "<=", nowIso)
-          .where((eb) => eb.or([eb("lease_until", "is", null), eb("lease_until", "<", nowIso)]))
-          .where((eb) =>
-            eb.or([
-              eb("reply_to", "is", null),
-              eb("reply_to", "like", `${instance}/%`),
-              eb("lease_until", "is not", null),
-              eb("created_at", "<", staleIso),
-            ]),
-          )
-          .orderBy("due_at")
-          .limit(limit),
-      );
-      const rows = await db
-        .updateTable("outbox")
-        .set({ claimed_by: instance, lease_until: leaseIso })
-        .where("id", "in", due)
-        .returningAll()
-        .execute();
+      const rows = await claimStatement(db, {
+        instance,
+        mine: `${instance}/%`,
+        now: toIso(now),
+        stale: toIso(now - STALE_REPLY_MS),
+        lease: toIso(now + LEASE_MS),
+        limit,
+      });
       return rows
         .map((r) => toRow(r as Record<string, unknown>))
         .sort((x, y) => (x.due_at < y.due_at ? -1 : x.due_at > y.due_at ? 1 : 0));

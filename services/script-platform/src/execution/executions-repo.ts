@@ -1,4 +1,4 @@
-import type { Database, Insertable, Kysely, Selectable } from "@app/kit/db";
+import { type Database, type Insertable, type Kysely, PREPARED_MARK, type Selectable } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import { type MergedWrite, multiRowStatement } from "../dispatch/group-commit.js";
 import type { ExecutionRecord, RunError } from "../dispatch/job.js";
@@ -164,9 +164,11 @@ export function executionsRepo(database: Database<PlatformDB>) {
     const n = items.length;
     let compiled = settleStatements.get(n);
     if (!compiled) {
-      compiled = settleStatement(trx, n).compile();
-      if (compiled.parameters.length !== n * (COLUMNS.length + 1))
-        throw new Error(`settle statement: ${compiled.parameters.length} parameters for ${n} rows`);
+      const built = settleStatement(trx, n).compile();
+      if (built.parameters.length !== n * (COLUMNS.length + 1))
+        throw new Error(`settle statement: ${built.parameters.length} parameters for ${n} rows`);
+      // A prepared statement per row count: the server parses it once per connection.
+      compiled = { ...built, sql: PREPARED_MARK + built.sql };
       if (n <= 64) settleStatements.set(n, compiled);
     }
     const parameters: unknown[] = items.map((i) => i.outboxId);

@@ -1,0 +1,137 @@
+import { FakeClock, toIso } from "@app/kit/clock";
+import type { Database } from "@app/kit/db";
+import { createTestDatabase } from "@app/kit/db/testing";
+import { newId } from "@app/kit/ids";
+import { captureLogger } from "@app/kit/logger";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrations } from "../../src/db/migrations/index.js";
+import type { PlatformDB } from "../../src/db/schema.js";
+import { createDispatcher } from "../../src/dispatch/dispatcher.js";
+import { Inbox } from "../../src/dispatch/inbox.js";
+import type { Finished, Job, JobRunner } from "../../src/dispatch/job.js";
+import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
+import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { until } from "../runtime/turns.js";
+
+const APP = newId();
+
+/**
+ * Under a backlog the dispatcher claims in batches: while 8 or more runs are in flight, a freed
+ * slot waits for seven more (or at most 10 ms) instead of claiming its one replacement alone.
+ */
+describe("dispatcher: fewer, larger claims under a backlog", () => {
+  let database: Database<PlatformDB>;
+  let cleanup: () => Promise<void>;
+  const clock = new FakeClock(Date.parse("2026-03-01T10:00:00.000Z"));
+  const cap = captureLogger();
+
+  beforeAll(async () => {
+    const t = await createTestDatabase<PlatformDB>(migrations);
+    database = t.database;
+    cleanup = t.cleanup;
+  });
+  afterAll(async () => cleanup());
+
+  it("a freed slot waits for eight, or for the deferral timer; every row still runs once", async () => {
+    /** Script ids of each claim (the executor reads a claim's scripts once). */
+    const claims: string[][] = [];
+    const jobs: Job[] = [];
+    const waiting: (() => void)[] = [];
+    const executor: JobRunner = {
+      async scripts(ids) {
+        claims.push([...ids]);
+        return new Map();
+      },
+      run(job) {
+        jobs.push(job);
+        return new Promise<Finished>((resolve) => {
+          waiting.push(() => {
+            const now = clock.iso();
+            resolve({
+              outcome: { ok: true, value: null },
+              record: {
+                id: job.executionId,
+                app_id: job.appId,
+                script_id: job.scriptId,
+                invocation_type: job.invocationType,
+                status: "succeeded",
+                duration_ms: 0,
+                logs: [],
+                error: null,
+                instance_id: "A",
+                created_at: now,
+                finished_at: now,
+              },
+            });
+          });
+        });
+      },
+    };
+    const finish = (n: number) => {
+      for (let i = 0; i < n; i++) waiting.shift()?.();
+    };
+    const rows: OutboxRow[] = Array.from({ length: 48 }, (_, i) => ({
+      id: newId(),
+      app_id: APP,
+      source_kind: "pubsub",
+      trigger_id: null,
+      script_id: newId(),
+      execution_id: null,
+      payload: JSON.stringify({ event: { pubsub: { message: { i } } } }),
+      due_at: toIso(clock.now() - 1000 + i),
+      attempts: 0,
+      depth: 1,
+      principal: null,
+      reply_to: null,
+      claimed_by: null,
+      lease_until: null,
+      created_at: toIso(clock.now() - 1000),
+    }));
+    await outboxRepo(database, clock).insertMany(database.db, rows);
+    const dispatcher = createDispatcher({
+      database,
+      clock,
+      logger: cap.logger,
+      executor,
+      executions: executionsRepo(database),
+      failures: { onRunFailed: async () => "drop" },
+      inbox: new Inbox("A", 10),
+      instanceId: "A",
+      maxConcurrency: 32,
+    });
+    await dispatcher.start();
+    await until(() => jobs.length === 32);
+    expect(claims.map((c) => c.length)).toEqual([32]);
+
+    // Seven runs end: 25 still in flight, so nothing is claimed yet; a deferred claim is timed.
+    finish(7);
+    await until(() => dispatcher.running === 25 && clock.nextDelay() === 10);
+    expect(jobs).toHaveLength(32);
+    expect(claims).toHaveLength(1);
+
+    // The eighth frees enough slots: one claim of eight.
+    finish(1);
+    await until(() => jobs.length === 40);
+    expect(claims.map((c) => c.length)).toEqual([32, 8]);
+
+    // One more ends; nothing else does: the deferral timer claims for the single free slot.
+    finish(1);
+    await until(() => dispatcher.running === 31 && clock.nextDelay() === 10);
+    expect(jobs).toHaveLength(40);
+    await clock.advance(10);
+    await until(() => jobs.length === 41);
+    expect(claims.map((c) => c.length)).toEqual([32, 8, 1]);
+
+    // The rest: when fewer than eight runs are in flight, every freed slot claims at once.
+    while (jobs.length < 48 || waiting.length > 0) {
+      finish(waiting.length);
+      await new Promise((r) => setImmediate(r));
+    }
+    await until(async () => (await database.db.selectFrom("outbox").select("id").execute()).length === 0);
+    await dispatcher.stop();
+    const ran = jobs.map((j) => j.scriptId).sort();
+    expect(ran).toEqual(rows.map((r) => r.script_id).sort());
+    const recorded = await database.db.selectFrom("executions").select("id").execute();
+    expect(recorded).toHaveLength(48);
+  });
+});
