@@ -1,5 +1,5 @@
 import SQLite from "better-sqlite3";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { createTestDatabase, createTestEnv, testBackend } from "../src/db/testing.js";
 import { type Database, type Migration, openDatabase, sql } from "../src/db.js";
 import { DbBusyError } from "../src/errors.js";
@@ -99,6 +99,34 @@ describe(`database on ${testBackend()}`, () => {
     ).rejects.toThrow("abort");
     expect(await database.db.selectFrom("items").selectAll().execute()).toEqual([]);
   });
+
+  // SQLite's one connection: its wait bound is ours. (pg-pool arms its own idle timers on release.)
+  it.skipIf(testBackend() === "postgres")(
+    "arms no timer to hand over a free connection (statements and transactions)",
+    async () => {
+      const { database } = await fresh([m1], { acquireTimeoutMs: 100, poolSize: 1 });
+      await database.db.selectFrom("items").selectAll().execute();
+      const spy = vi.spyOn(globalThis, "setTimeout");
+      try {
+        for (let n = 0; n < 20; n++)
+          await database.db
+            .insertInto("items")
+            .values({ id: `t${n}`, n, flag: 0, data: null, at: "2026-11-21T13:37:00.123Z" })
+            .execute();
+        for (let n = 20; n < 25; n++)
+          await database.writeTx((trx) =>
+            trx
+              .insertInto("items")
+              .values({ id: `t${n}`, n, flag: 0, data: null, at: "2026-11-21T13:37:00.123Z" })
+              .execute(),
+          );
+        expect(spy).not.toHaveBeenCalled();
+      } finally {
+        spy.mockRestore();
+      }
+      expect(await database.db.selectFrom("items").select("id").execute()).toHaveLength(25);
+    },
+  );
 
   it("raises DbBusyError (503 + Retry-After) when no connection frees up in time", async () => {
     const { database } = await fresh([m1], { acquireTimeoutMs: 100, poolSize: 1 });

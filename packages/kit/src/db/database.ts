@@ -94,6 +94,9 @@ class TimedSqliteDriver extends SqliteDriver {
   override async acquireConnection(): Promise<DatabaseConnection> {
     const waits = this.holders > 0;
     this.holders += 1;
+    // A free connection is handed over at once: no wait to bound, so no timer and no race (this
+    // runs for every statement outside a transaction and for every transaction).
+    if (!waits) return super.acquireConnection();
     const t0 = performance.now();
     const pending = super.acquireConnection();
     let timer: NodeJS.Timeout | undefined;
@@ -102,7 +105,7 @@ class TimedSqliteDriver extends SqliteDriver {
     });
     try {
       const conn = await Promise.race([pending, timeout]);
-      if (waits) countWait(this.stats, t0, false);
+      countWait(this.stats, t0, false);
       return conn;
     } catch (err) {
       // The wait gave up; when the connection does come, hand it straight back.

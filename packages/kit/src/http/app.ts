@@ -180,9 +180,11 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   // Route schemas are zod (typed-routes.ts); their failures map to the errors below.
   installZodCompilers(app, { checkResponses: opts.checkResponses ?? process.env.NODE_ENV === "test" });
 
-  app.addHook("onRequest", async (req, reply) => {
+  // Callback style: an async hook costs a promise and its resolution turn on every request.
+  app.addHook("onRequest", (req, reply, done) => {
     reply.header("x-request-id", req.id);
     reply.header("x-content-type-options", "nosniff");
+    done();
   });
 
   app.setErrorHandler((err, req, reply) => {

@@ -76,7 +76,8 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions = {})
     buckets: opts.buckets ?? DEFAULT_BUCKETS,
     registers: [registry],
   });
-  app.addHook("onResponse", async (req, reply) => {
+  // Callback style: an async hook costs a promise and its resolution turn on every request.
+  app.addHook("onResponse", (req, reply, done) => {
     const labels = {
       method: req.method,
       route: req.routeOptions.url ?? UNMATCHED_ROUTE,
@@ -84,6 +85,7 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions = {})
     };
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 
   const gauge = (spec: GaugeSpec) => {
