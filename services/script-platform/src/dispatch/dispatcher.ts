@@ -6,10 +6,11 @@ import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
 import { type PrincipalJson, principalFromJson } from "../triggers/principal.js";
 import { handlerRunFailed } from "./dead-letters.js";
+import type { LocalRuns } from "./enqueue.js";
 import { OUTBOX_CHANNEL } from "./enqueue-repo.js";
 import type { FailurePolicy } from "./failure-policy.js";
 import type { Inbox } from "./inbox.js";
-import type { ExecutionLog, Finished, Job, JobRunner } from "./job.js";
+import type { ExecutionLog, Finished, Job, JobRunner, RequestView } from "./job.js";
 import {
   decodeHttpRequest,
   GroupCommit,
@@ -48,6 +49,12 @@ const CLAIM_BATCH = 32;
 const CLAIM_MIN = 8;
 const CLAIM_DEFER_MS = 10;
 
+/** A sync request's row as its own process holds it: the decoded request behind row.payload. */
+export interface OwnRequest {
+  request: RequestView;
+  requestId: string | null;
+}
+
 /** outbox.payload and outbox.principal are JSON text on both backends (see migration 0002). */
 function jsonText<T>(v: unknown): T {
   return (typeof v === "string" ? JSON.parse(v) : v) as T;
@@ -80,8 +87,21 @@ export function createDispatcher(deps: DispatcherDeps) {
   let deferred: TimerHandle | null = null;
   let force = false;
 
-
-  const toJob = (row: OutboxRow): Job => {
+  const toJob = (row: OutboxRow, own?: OwnRequest): Job => {
+    // This process's own sync request: the request as the route decoded it (the row's payload is
+    // its JSON text, byte for byte), not parsed back from that text.
+    if (own)
+      return {
+        executionId: row.execution_id ?? newId(),
+        appId: row.app_id,
+        scriptId: row.script_id,
+        invocationType: row.source_kind,
+        requestId: own.requestId,
+        request: own.request,
+        event: null,
+        principal: row.principal ? principalFromJson(jsonText<PrincipalJson>(row.principal)) : null,
+        depth: row.depth,
+      };
     const payload = (jsonText<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
       event?: unknown;
     };
@@ -140,9 +160,9 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   };
 
-  const runRow = async (row: OutboxRow, script?: ScriptRecord): Promise<void> => {
+  const runRow = async (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> => {
     const job: Job = {
-      ...toJob(row),
+      ...toJob(row, own),
       script: script ?? null,
       ...(row.reply_to && deps.syncWaitMs !== undefined ? { waitMs: deps.syncWaitMs } : {}),
     };
@@ -180,8 +200,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     await settle(row, job, finished, delivered);
   };
 
-  const start = (row: OutboxRow, script?: ScriptRecord) => {
-    const p: Promise<void> = runRow(row, script)
+  const start = (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest) => {
+    const p: Promise<void> = runRow(row, script, own)
       .catch((err) =>
         logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
       )
@@ -272,9 +292,28 @@ export function createDispatcher(deps: DispatcherDeps) {
     while (inflight.size > 0 || ticking) await Promise.allSettled([...inflight, ticking]);
   };
 
+  /** Runs the outbox writer hands over as it writes them (enqueue.ts LocalRuns). */
+  const local: LocalRuns = {
+    instanceId,
+    reserve(n) {
+      if (stopped) return 0;
+      const k = Math.max(0, Math.min(n, deps.maxConcurrency - running));
+      running += k;
+      return k;
+    },
+    unreserve(n) {
+      running -= n;
+      if (backlog) wake();
+    },
+    start(rows, scripts) {
+      for (const row of rows) start(row, scripts.get(row.script_id));
+    },
+  };
+
   return {
     name: "dispatcher",
     wake,
+    local,
     enqueued,
     idle,
     /** Group-commit counters (transactions, items committed, failed transactions): tests, metrics. */
@@ -284,7 +323,7 @@ export function createDispatcher(deps: DispatcherDeps) {
      * by this process (one commit, no polling delay). Otherwise it is inserted unclaimed and the
      * next tick claims it. Returns when the row is committed.
      */
-    async submitOwn(row: OutboxRow, script?: ScriptRecord): Promise<void> {
+    async submitOwn(row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> {
       if (!stopped && running < deps.maxConcurrency) {
         running++;
         const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
@@ -294,7 +333,7 @@ export function createDispatcher(deps: DispatcherDeps) {
           running--;
           throw err;
         }
-        start(claimed, script);
+        start(claimed, script, own);
         return;
       }
       await commits.write(repo.insertWrite(row));

@@ -6,7 +6,7 @@ import type { JobOutcome } from "./job.js";
  * register() returns null and the caller answers 503.
  */
 export class Inbox {
-  private readonly waiting = new Map<string, (o: JobOutcome) => void>();
+  private readonly waiting = new Map<string, (o: JobOutcome | null) => void>();
   /** Inbox ids only need to be unique within this instance (whose id is unique): a counter will do. */
   private seq = 0;
 
@@ -19,12 +19,27 @@ export class Inbox {
     return this.waiting.size;
   }
 
-  /** A new waiter, or null at capacity. `replyTo` goes into the outbox row. */
-  register(): { replyTo: string; result: Promise<JobOutcome>; drop(): void } | null {
+  /**
+   * A new waiter, or null at capacity. `replyTo` goes into the outbox row. `result` resolves with
+   * the delivered outcome, or with null once `expire()` gave up waiting (the waiter is dropped
+   * then, so a late outcome counts as abandoned); `drop()` leaves `result` pending.
+   */
+  register(): { replyTo: string; result: Promise<JobOutcome | null>; drop(): void; expire(): void } | null {
     if (this.waiting.size >= this.capacity) return null;
     const replyTo = `${this.instanceId}/${(++this.seq).toString(36)}`;
-    const result = new Promise<JobOutcome>((resolve) => this.waiting.set(replyTo, resolve));
-    return { replyTo, result, drop: () => void this.waiting.delete(replyTo) };
+    let settle: (o: JobOutcome | null) => void = () => {};
+    const result = new Promise<JobOutcome | null>((resolve) => {
+      settle = resolve;
+    });
+    this.waiting.set(replyTo, settle);
+    return {
+      replyTo,
+      result,
+      drop: () => void this.waiting.delete(replyTo),
+      expire: () => {
+        if (this.waiting.delete(replyTo)) settle(null);
+      },
+    };
   }
 
   /** Hand an outcome to its waiter; false when nobody waits any more (the result is abandoned). */

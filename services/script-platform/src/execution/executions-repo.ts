@@ -145,20 +145,22 @@ export function executionsRepo(database: Database<PlatformDB>) {
       .insertInto("executions")
       .values(Array.from({ length: n }, () => TEMPLATE))
       .onConflict((oc) => oc.column("id").doNothing());
+  // SQLite's settle: the delete compiled once per row count too (building it per batch was ~4%
+  // of the main thread under the hello load).
+  const deleteOutboxRows = multiRowStatement<Settled>(["outboxId"], (trx, n) =>
+    trx.deleteFrom("outbox").where(
+      "id",
+      "in",
+      Array.from({ length: n }, () => ""),
+    ),
+  );
   const settleRows = async (trx: Kysely<PlatformDB>, items: Settled[]): Promise<void> => {
     if (d.backend !== "postgres") {
       await insertRows(
         trx,
         items.map((i) => i.row),
       );
-      await trx
-        .deleteFrom("outbox")
-        .where(
-          "id",
-          "in",
-          items.map((i) => i.outboxId),
-        )
-        .execute();
+      await deleteOutboxRows(trx, items);
       return;
     }
     const n = items.length;

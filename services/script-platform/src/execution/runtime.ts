@@ -214,21 +214,21 @@ export async function createRuntime(
     const waiter = inbox.register();
     if (!waiter) throw unavailable(1, "Too many scripts are running; try again shortly.", "busy");
     try {
-      await d.submitOwn({ ...row, reply_to: waiter.replyTo }, input.script);
+      await d.submitOwn({ ...row, reply_to: waiter.replyTo }, input.script, {
+        request: input.request,
+        requestId: input.requestId,
+      });
     } catch (err) {
       waiter.drop();
       throw err;
     }
     const timeoutS = Math.min(input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS);
-    let timer: { cancel(): void } | null = null;
-    const expired = new Promise<null>((resolve) => {
-      timer = clock.setTimeout(() => resolve(null), timeoutS * 1000 + SYNC_GRACE_MS);
-    });
-    const outcome = await Promise.race([waiter.result, expired]);
-    (timer as { cancel(): void } | null)?.cancel();
+    // On expiry the waiter is dropped and its result is null; a late outcome is recorded as an
+    // abandoned execution.
+    const timer = clock.setTimeout(waiter.expire, timeoutS * 1000 + SYNC_GRACE_MS);
+    const outcome = await waiter.result;
+    timer.cancel();
     if (outcome === null) {
-      // The inbox is dropped: a late result is recorded as an abandoned execution.
-      waiter.drop();
       return {
         kind: "done",
         execution_id: executionId,

@@ -65,10 +65,13 @@ const OPEN_ADMIN_PATHS = new Set(["/api/v1/admin/login"]);
 
 /** Every request under /api/v1/admin (known route or not) passes the gate first: 401 without a valid credential. */
 export function installAdminGate(app: FastifyInstance, gate: AdminGate): void {
-  app.addHook("onRequest", async (req) => {
+  // Callback style, and a prefix test before any split: this hook runs on every request (user
+  // routes too), where an async hook would cost a promise each.
+  app.addHook("onRequest", (req, _reply, done) => {
+    if (!req.url.startsWith("/api/v1/admin")) return done();
     const path = req.url.split("?")[0] ?? "";
-    if (!(path === "/api/v1/admin" || path.startsWith("/api/v1/admin/"))) return;
-    if (OPEN_ADMIN_PATHS.has(path)) return;
-    await gate.requireAdmin(req);
+    if (!(path === "/api/v1/admin" || path.startsWith("/api/v1/admin/"))) return done();
+    if (OPEN_ADMIN_PATHS.has(path)) return done();
+    gate.requireAdmin(req).then(() => done(), done);
   });
 }

@@ -48,10 +48,30 @@ function decodeBody(req: FastifyRequest): unknown {
   }
   if (type.startsWith("text/") || type.startsWith("application/x-www-form-urlencoded") || /xml/.test(type))
     return raw.toString("utf8");
-  return new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength);
+  // A copy of exactly these bytes: `raw` may be a view into a larger shared buffer, and the run's
+  // ctx is cloned to a worker thread whole (a view would carry its entire backing buffer along).
+  return new Uint8Array(raw);
 }
 
 const CREDENTIAL_HEADERS = new Set(["authorization", "cookie", "x-api-key", "x-auth-token"]);
+
+/**
+ * A request target that WHATWG URL parsing would return unchanged as the pathname, with no query:
+ * unreserved characters and slashes only, no dot segment, not starting with "//" (which URL reads
+ * as a host).
+ */
+const PLAIN_TARGET = /^\/(?!\/)[A-Za-z0-9_~\-/.]*$/;
+
+/** ctx.request.path and .query of a request target, as `new URL(target, base)` reads them. */
+export function pathAndQuery(target: string): { path: string; query: Record<string, string> } {
+  // Most script routes are called with a plain path: no URL object to build for those.
+  if (PLAIN_TARGET.test(target) && !target.includes("/.")) return { path: target, query: {} };
+  const url = new URL(target, "http://x");
+  const query: Record<string, string> = {};
+  for (const [k, v] of url.searchParams)
+    Object.defineProperty(query, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return { path: url.pathname, query };
+}
 
 /** ctx.request for a script. With an admin principal, the admin's credential headers are withheld. */
 export function requestView(
@@ -60,16 +80,15 @@ export function requestView(
   rest: string,
   principal: Principal | null,
 ): RequestView {
-  const url = new URL(req.url, "http://x");
+  const { path, query } = pathAndQuery(req.url);
   const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
+  const raw = req.headers;
+  for (const k in raw) {
+    const v = raw[k];
     if (v === undefined || (principal && CREDENTIAL_HEADERS.has(k))) continue;
     headers[k] = Array.isArray(v) ? v.join(", ") : v;
   }
-  const query: Record<string, string> = {};
-  for (const [k, v] of url.searchParams)
-    Object.defineProperty(query, k, { value: v, enumerable: true, writable: true, configurable: true });
-  return { method: req.method, path: url.pathname, headers, body: decodeBody(req), params, query, rest };
+  return { method: req.method, path, headers, body: decodeBody(req), params, query, rest };
 }
 
 /** Run the script for this request and answer per the result convention and the error mapping. */
