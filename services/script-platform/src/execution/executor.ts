@@ -6,7 +6,7 @@ import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { Finished, Job, JobOutcome, RunError } from "../dispatch/job.js";
 import type { RunOutcome } from "../sandbox/engine.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
-import { resolveLimits } from "../sandbox/limits.js";
+import { type RunLimits, resolveLimits } from "../sandbox/limits.js";
 import { Lru } from "../sandbox/lru.js";
 import type { ModuleResolver } from "../sandbox/module-loader.js";
 import type { PoolRun } from "../sandbox/pool.js";
@@ -79,6 +79,17 @@ export function createExecutor(deps: ExecutorDeps) {
     soleKeys.set(script.id, { app: script.app_id, name: script.name, source: script.source, key });
     return key;
   };
+  // A script record's limits, resolved once per record object (the route table and the claim's
+  // batch read hand the same record to many runs; a saved change is a new record).
+  const limitsOf = new WeakMap<ScriptRecord, RunLimits>();
+  const limitsFor = (script: ScriptRecord): RunLimits => {
+    let limits = limitsOf.get(script);
+    if (!limits) {
+      limits = resolveLimits(script.sandbox, script.timeout_seconds, deps.sandbox.ceilings);
+      limitsOf.set(script, limits);
+    }
+    return limits;
+  };
   return {
     async scripts(ids: readonly string[]): Promise<Map<string, ScriptRecord>> {
       return new Map((await deps.scripts.byIds(ids)).map((s) => [s.id, s]));
@@ -132,7 +143,7 @@ export function createExecutor(deps: ExecutorDeps) {
         modules,
         ctx,
         ...(signal ? { signal } : {}),
-        limits: resolveLimits(script.sandbox, script.timeout_seconds, deps.sandbox.ceilings),
+        limits: limitsFor(script),
         host: sdkHost(deps.sdk, {
           appId: script.app_id,
           scriptId: script.id,

@@ -217,6 +217,17 @@ export class Engine {
   /** Warm contexts of this engine (one per worker thread), by run key + limits. */
   private readonly warm = new Map<string, WarmContext>();
 
+  /** Limits as text for the warm key, once per limits object (a worker reuses one per script). */
+  private readonly limitTags = new WeakMap<RunLimits, string>();
+  private limitsTag(limits: RunLimits): string {
+    let tag = this.limitTags.get(limits);
+    if (tag === undefined) {
+      tag = JSON.stringify(limits);
+      this.limitTags.set(limits, tag);
+    }
+    return tag;
+  }
+
   /** How many warm contexts this engine holds now (tests, metrics). */
   get warmContexts(): number {
     return this.warm.size;
@@ -254,7 +265,7 @@ export class Engine {
       st.waker.signal();
     };
     st.halt = halt;
-    const cacheKey = req.key ? `${req.key}|${JSON.stringify(limits)}` : null;
+    const cacheKey = req.key ? `${req.key}|${this.limitsTag(limits)}` : null;
     let w = cacheKey ? this.warm.get(cacheKey) : undefined;
     // Taken out while it runs; put back (most recently used) only if the run leaves it clean.
     if (cacheKey && w) this.warm.delete(cacheKey);

@@ -12,6 +12,7 @@ import {
   ScriptVisibleError,
 } from "./engine.js";
 import type { RunLimits } from "./limits.js";
+import { Lru } from "./lru.js";
 import { compileQuickJS } from "./quickjs.js";
 import { CELL_CANCELLED, CELL_WAITING, cellValue, moveCell } from "./run-cells.js";
 import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./worker.js";
@@ -85,6 +86,19 @@ export const PIPELINE_DEPTH = 8;
 /** Cells per worker; reused round-robin (a cell names its run, so reuse is safe; see run-cells.ts). */
 const CELLS = 64;
 
+/**
+ * Scripts (by run key) each worker keeps after a run carried them: later runs of the key carry
+ * only their ctx (the source, modules and limits cost a structured clone each way per run). The
+ * pool's table of what a worker holds and the worker's own table are LRUs of this same size,
+ * updated by the same run messages in the same order, so they agree (see WorkerRun.script).
+ */
+export const SCRIPTS_PER_WORKER = 128;
+
+function sameLimits(a: RunLimits, b: RunLimits): boolean {
+  for (const k in a) if (a[k as keyof RunLimits] !== b[k as keyof RunLimits]) return false;
+  return true;
+}
+
 interface Pending {
   req: PoolRun;
   resolve(o: RunOutcome): void;
@@ -120,6 +134,8 @@ interface Slot {
   /** Shared with the worker: one cell per handed run (run-cells.ts). */
   cells: Int32Array;
   nextCell: number;
+  /** The worker's script table as the pool mirrors it: run key → the limits it was sent with. */
+  scripts: Lru<string, RunLimits>;
 }
 
 /**
@@ -210,6 +226,8 @@ export class EnginePool {
   replaced = 0;
   /** Runs handed on to a busy worker ahead of time (pipelining; tests, metrics). */
   handedOn = 0;
+  /** Run messages that carried their script (the others carried only ctx; tests, metrics). */
+  scriptsSent = 0;
 
   /** Resolves once every worker has loaded its WASM module. */
   async ready(): Promise<void> {
@@ -289,7 +307,14 @@ export class EnginePool {
 
   private spawn(): Slot {
     const cells = new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT);
-    const data: WorkerData = { wasm: this.wasm, cells, recycleWasmBytes: this.recycleWasmBytes };
+    const data: WorkerData = {
+      wasm: this.wasm,
+      cells,
+      recycleWasmBytes: this.recycleWasmBytes,
+      sdkCallsInFlight: this.opts.sdkCallsInFlight,
+      sdkCallsPerRun: this.opts.sdkCallsPerRun,
+      scriptsPerWorker: SCRIPTS_PER_WORKER,
+    };
     const worker = new Worker(this.entry, { workerData: data });
     const slot: Slot = {
       worker,
@@ -300,6 +325,7 @@ export class EnginePool {
       held: [],
       cells: new Int32Array(cells),
       nextCell: 0,
+      scripts: new Lru(SCRIPTS_PER_WORKER),
     };
     worker.on("message", (m: FromWorker) => this.onMessage(slot, m));
     worker.on("error", (err) => {
@@ -409,9 +435,10 @@ export class EnginePool {
         id,
         cell,
         held: true,
-        run: this.workerRun(p.req),
+        run: this.workerRun(slot, p.req),
       } satisfies ToWorker);
     } catch (err) {
+      this.forgetScripts(slot);
       this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
       if (this.withdraw(p)) p.resolve(this.failure("internal_error", "The script could not be started.", 0));
     }
@@ -494,27 +521,48 @@ export class EnginePool {
     slot.nextCell = (cell + 1) % CELLS;
     Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
     if (!this.activate(slot, p, id)) return;
-    const msg: ToWorker = { t: "run", id, cell, held: false, run: this.workerRun(p.req) };
     try {
-      slot.worker.postMessage(msg);
+      slot.worker.postMessage({
+        t: "run",
+        id,
+        cell,
+        held: false,
+        run: this.workerRun(slot, p.req),
+      } satisfies ToWorker);
     } catch (err) {
+      this.forgetScripts(slot);
       this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
       this.finish(slot, this.failure("internal_error", "The script could not be started.", 0));
       this.pump();
     }
   }
 
-  private workerRun(req: PoolRun): WorkerRun {
+  /**
+   * The run message's body: its script only when the worker does not hold that key with these
+   * limits (the key names the sources; limits may change without them). Mirrors the worker's
+   * table update (worker.ts `scriptOf`): a hit moves the key to the front, a send stores it.
+   */
+  private workerRun(slot: Slot, req: PoolRun): WorkerRun {
+    const { key, limits } = req;
+    if (key !== null) {
+      const held = slot.scripts.get(key);
+      if (held && sameLimits(held, limits)) return { key, script: null, ctx: req.ctx };
+      slot.scripts.set(key, limits);
+    }
+    this.scriptsSent++;
     return {
-      sdkCallsInFlight: this.opts.sdkCallsInFlight,
-      sdkCallsPerRun: this.opts.sdkCallsPerRun,
-      key: req.key,
-      name: req.name,
-      source: req.source,
-      modules: [...req.modules],
+      key,
+      script: { name: req.name, source: req.source, modules: [...req.modules], limits },
       ctx: req.ctx,
-      limits: req.limits,
     };
+  }
+
+  /**
+   * A run message that failed to post left the mirror ahead of the worker: forget it all (the
+   * worker may hold more than the pool then believes, never less; see SCRIPTS_PER_WORKER).
+   */
+  private forgetScripts(slot: Slot): void {
+    slot.scripts = new Lru(SCRIPTS_PER_WORKER);
   }
 
   /** Make `p` the slot's running run (cap count, watchdog, abort); false when it ended at once. */
@@ -581,6 +629,7 @@ export class EnginePool {
         this.opts.logger.error(m.obj, m.msg);
         return;
       case "done": {
+        if (m.lost) this.forgetScripts(slot);
         if (slot.active?.id !== m.id) return;
         this.finish(slot, m.outcome);
         if (m.next !== null) {

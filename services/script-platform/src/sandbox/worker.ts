@@ -25,20 +25,27 @@ import { parentPort, workerData } from "node:worker_threads";
 import { SizeLimitError } from "./boundary.js";
 import { Engine, type EngineClock, type RunOutcome, ScriptVisibleError } from "./engine.js";
 import { type RunLimits, SANDBOX_DEFAULTS } from "./limits.js";
+import { Lru } from "./lru.js";
 import { quickJS } from "./quickjs.js";
 import { CELL_STARTED, CELL_WAITING, moveCell } from "./run-cells.js";
 import { WEB_APIS_PRELUDE } from "./web-apis.js";
 
 export interface WorkerRun {
-  /** PLATFORM_SDK_CALLS_IN_FLIGHT and PLATFORM_SDK_CALLS_PER_RUN, counted where the calls start. */
-  sdkCallsInFlight: number;
-  sdkCallsPerRun: number;
   /** Warm-context key (see RunRequest.key). */
   key: string | null;
+  /**
+   * The script, or null when this worker already holds it under `key` with the same limits: the
+   * worker keeps the scripts of its last SCRIPTS_PER_WORKER keys (an LRU the pool mirrors, both
+   * updated by each run message in arrival order). Always sent for a run without a key.
+   */
+  script: WorkerScript | null;
+  ctx: unknown;
+}
+
+export interface WorkerScript {
   name: string;
   source: string;
   modules: [string, string][];
-  ctx: unknown;
   limits: RunLimits;
 }
 
@@ -54,6 +61,11 @@ export interface WorkerData {
   cells: SharedArrayBuffer;
   /** The pool replaces a worker whose WASM memory grew past this: it starts no further run. */
   recycleWasmBytes: number;
+  /** PLATFORM_SDK_CALLS_IN_FLIGHT and PLATFORM_SDK_CALLS_PER_RUN, counted where the calls start. */
+  sdkCallsInFlight: number;
+  sdkCallsPerRun: number;
+  /** Size of the script table (pool.ts SCRIPTS_PER_WORKER). */
+  scriptsPerWorker: number;
 }
 
 export type ToWorker =
@@ -66,13 +78,43 @@ export type FromWorker =
   | { t: "ready" }
   | { t: "call"; id: number; call: number; op: string; args: unknown[] }
   | { t: "started"; id: number }
-  | { t: "done"; id: number; outcome: RunOutcome; wasmBytes: number; poisoned: boolean; next: number | null }
+  | {
+      t: "done";
+      id: number;
+      outcome: RunOutcome;
+      wasmBytes: number;
+      poisoned: boolean;
+      next: number | null;
+      /** The run came without its script and this worker did not hold it (the tables disagreed). */
+      lost?: boolean;
+    }
   | { t: "log"; obj: object; msg: string };
 
 const data = workerData as WorkerData | null;
 const compiled = data?.wasm;
 const cells = data ? new Int32Array(data.cells) : null;
 const recycleWasmBytes = data?.recycleWasmBytes ?? Number.POSITIVE_INFINITY;
+const sdkCallsInFlight = data?.sdkCallsInFlight ?? 1;
+const sdkCallsPerRun = data?.sdkCallsPerRun ?? 1;
+
+/** A script as runs use it: its modules as the engine takes them, built once per key. */
+interface HeldScript {
+  name: string;
+  source: string;
+  modules: Map<string, string>;
+  limits: RunLimits;
+}
+const scripts = new Lru<string, HeldScript>(data?.scriptsPerWorker ?? 128);
+
+/** The run's script: stored when the message carries it, else looked up (null: not held). */
+function scriptOf(r: WorkerRun): HeldScript | null {
+  if (r.script) {
+    const held = { ...r.script, modules: new Map(r.script.modules) };
+    if (r.key !== null) scripts.set(r.key, held);
+    return held;
+  }
+  return r.key === null ? null : (scripts.get(r.key) ?? null);
+}
 const port = parentPort;
 if (!port) throw new Error("sandbox worker: no parent port");
 
@@ -97,6 +139,7 @@ const engine = new Engine({
 });
 
 const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+
 let seq = 0;
 
 function toError(e: WireError): Error {
@@ -110,7 +153,9 @@ interface Queued {
   id: number;
   cell: number;
   held: boolean;
-  run: WorkerRun;
+  key: string | null;
+  script: HeldScript | null;
+  ctx: unknown;
 }
 const queue: Queued[] = [];
 let running = false;
@@ -130,38 +175,53 @@ async function drain(): Promise<void> {
   let next = claimNext();
   // No "done" announces this one: the main thread learns of a handed-on run's start here.
   if (next?.held) post({ t: "started", id: next.id });
-  while (next) next = await run(next.id, next.run);
+  while (next) next = await run(next);
   running = false;
 }
 
 /** One run; returns the run started right after it (announced in its "done"). */
-async function run(id: number, r: WorkerRun): Promise<Queued | null> {
+async function run(q: Queued): Promise<Queued | null> {
+  const { id, script } = q;
+  if (!script) {
+    // Not held (the tables disagreed, which their protocol rules out): the run fails, and the
+    // pool, told by `lost`, sends every script again.
+    const next = claimNext();
+    const outcome: RunOutcome = {
+      ok: false,
+      kind: "internal_error",
+      message: "The script could not be started.",
+      logs: [],
+      durationMs: 0,
+    };
+    post({ t: "done", id, outcome, wasmBytes: 0, poisoned: false, next: next?.id ?? null, lost: true });
+    return next;
+  }
   let poisoned = false;
   let inflight = 0;
   let total = 0;
   let outcome: RunOutcome;
   try {
     outcome = await engine.run({
-      key: r.key,
-      name: r.name,
-      source: r.source,
-      modules: new Map(r.modules),
-      ctx: r.ctx,
-      limits: r.limits,
+      key: q.key,
+      name: script.name,
+      source: script.source,
+      modules: script.modules,
+      ctx: q.ctx,
+      limits: script.limits,
       host: (op, args) => {
         // Counted here, where the script's calls start: the script sees a rejected promise it can
         // catch (error.code), and the main thread never receives the excess.
-        if (inflight >= r.sdkCallsInFlight)
+        if (inflight >= sdkCallsInFlight)
           return Promise.reject(
             new ScriptVisibleError(
-              `sdk_busy: more than ${r.sdkCallsInFlight} SDK calls in flight; await some first.`,
+              `sdk_busy: more than ${sdkCallsInFlight} SDK calls in flight; await some first.`,
               "sdk_busy",
             ),
           );
-        if (total >= r.sdkCallsPerRun)
+        if (total >= sdkCallsPerRun)
           return Promise.reject(
             new ScriptVisibleError(
-              `sdk_limit: more than ${r.sdkCallsPerRun} SDK calls in one run.`,
+              `sdk_limit: more than ${sdkCallsPerRun} SDK calls in one run.`,
               "sdk_limit",
             ),
           );
@@ -207,7 +267,16 @@ async function run(id: number, r: WorkerRun): Promise<Queued | null> {
 port.on("message", (m: ToWorker) => {
   if (m.t === "run") {
     if (retired) return; // the pool replaces this worker and hands its queued runs to another
-    queue.push({ id: m.id, cell: m.cell, held: m.held, run: m.run });
+    // The table is updated on arrival, in message order, even for a run withdrawn later: the
+    // pool updated its mirror when it sent the message.
+    queue.push({
+      id: m.id,
+      cell: m.cell,
+      held: m.held,
+      key: m.run.key,
+      script: scriptOf(m.run),
+      ctx: m.run.ctx,
+    });
     if (!running) void drain();
   } else if (m.t === "reply") {
     const p = pending.get(m.call);
@@ -220,20 +289,18 @@ port.on("message", (m: ToWorker) => {
 
 // One throwaway run before announcing readiness: V8 compiles WASM functions lazily, and the
 // first run on a fresh module would otherwise pay for it (hundreds of ms) inside its time limit.
-const WARM_UP: WorkerRun = {
-  sdkCallsInFlight: 1,
-  sdkCallsPerRun: 1,
+const WARM_UP = {
   key: null,
   name: "warm-up",
   source: "export default async () => { log.info(JSON.stringify({ a: [1] })); return { statusCode: 200 }; }",
-  modules: [],
+  modules: new Map<string, string>(),
   ctx: {},
   limits: { ...SANDBOX_DEFAULTS, timeoutMs: 30_000 },
 };
 
 void quickJS(compiled).then(
   async () => {
-    await engine.run({ ...WARM_UP, modules: new Map(), host: async () => null });
+    await engine.run({ ...WARM_UP, host: async () => null });
     post({ t: "ready" });
   },
   (err) => {

@@ -1,0 +1,89 @@
+import { systemClock } from "@app/kit/clock";
+import { captureLogger } from "@app/kit/logger";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { RunOutcome } from "../../src/sandbox/engine.js";
+import { resolveLimits } from "../../src/sandbox/limits.js";
+import { EnginePool, type PoolRun, SCRIPTS_PER_WORKER } from "../../src/sandbox/pool.js";
+
+/**
+ * A worker keeps the scripts its runs brought (by run key, an LRU the pool mirrors): a run of a
+ * script the worker holds carries only its ctx. The pool and the database play no part here, so
+ * the figures are the same on both backends.
+ */
+describe("worker pool: scripts travel to a worker once per key", () => {
+  let pool: EnginePool;
+  const log = captureLogger();
+  const source = (tag: string) =>
+    `export default function (ctx) { let n = 0; for (let i = 0; i < ctx.loops; i++) n++; return ["${tag}", ctx.n, n]; }`;
+  const run = (tag: string, n: number, over: Partial<PoolRun> = {}): Promise<RunOutcome> =>
+    pool.run({
+      appId: "app-a",
+      key: `app-a:${tag}:v1`,
+      name: tag,
+      source: source(tag),
+      modules: new Map(),
+      ctx: { n, loops: 10 },
+      limits: resolveLimits({}, 10),
+      host: async () => null,
+      ...over,
+    });
+  const value = (o: RunOutcome) => (o.ok ? o.value : o.kind);
+
+  beforeAll(async () => {
+    // One worker: every run goes to it, so what it holds is known exactly.
+    pool = await EnginePool.start({
+      workers: 1,
+      appConcurrency: 1,
+      sdkCallsInFlight: 8,
+      sdkCallsPerRun: 100,
+      clock: systemClock,
+      logger: log.logger,
+    });
+    await pool.ready();
+  }, 60_000);
+  afterAll(async () => {
+    await pool?.close();
+  });
+
+  it("sends a script with its first run only; every run still answers with its own ctx", async () => {
+    const sent = pool.scriptsSent;
+    const outcomes = await Promise.all(Array.from({ length: 20 }, (_, n) => run("one", n)));
+    expect(outcomes.map(value)).toEqual(Array.from({ length: 20 }, (_, n) => ["one", n, 10]));
+    expect(pool.scriptsSent - sent).toBe(1);
+  });
+
+  it("sends it again when its limits change under the same key, and the new limits apply", async () => {
+    await run("limits", 0);
+    const sent = pool.scriptsSent;
+    const tight = resolveLimits({ max_operations: 10_000 }, 10);
+    const o = await run("limits", 1, { limits: tight, ctx: { n: 1, loops: 1e7 } });
+    expect(value(o)).toBe("operation_limit");
+    expect(pool.scriptsSent - sent).toBe(1);
+    // Back to the first limits: sent once more, then held again.
+    expect(value(await run("limits", 2))).toEqual(["limits", 2, 10]);
+    expect(value(await run("limits", 3))).toEqual(["limits", 3, 10]);
+    expect(pool.scriptsSent - sent).toBe(2);
+  });
+
+  it("always sends a run without a key (drafts)", async () => {
+    const sent = pool.scriptsSent;
+    for (let n = 0; n < 3; n++) expect(value(await run("draft", n, { key: null }))).toEqual(["draft", n, 10]);
+    expect(pool.scriptsSent - sent).toBe(3);
+  });
+
+  it("past the table's size the oldest script is sent again, and the tables stay in step", async () => {
+    const keys = Array.from({ length: SCRIPTS_PER_WORKER + 5 }, (_, i) => `many${i}`);
+    const sent = pool.scriptsSent;
+    for (const [i, k] of keys.entries()) expect(value(await run(k, i))).toEqual([k, i, 10]);
+    expect(pool.scriptsSent - sent).toBe(keys.length);
+    // The last SCRIPTS_PER_WORKER keys are held: no send, right script.
+    const last = keys[keys.length - 1] as string;
+    expect(value(await run(last, 1))).toEqual([last, 1, 10]);
+    expect(pool.scriptsSent - sent).toBe(keys.length);
+    // The first ones fell out on both sides: sent again, and answered by the right script.
+    expect(value(await run("many0", 2))).toEqual(["many0", 2, 10]);
+    expect(pool.scriptsSent - sent).toBe(keys.length + 1);
+    expect(pool.replaced).toBe(0);
+    expect(log.text()).not.toContain("could not");
+  });
+});
