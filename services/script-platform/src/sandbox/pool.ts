@@ -136,6 +136,8 @@ interface Slot {
   nextCell: number;
   /** The worker's script table as the pool mirrors it: run key → the limits it was sent with. */
   scripts: Lru<string, RunLimits>;
+  /** Run messages waiting for this turn's flush (see `send`). */
+  outgoing: { msg: Extract<ToWorker, { t: "run" }>; failed: () => void }[];
 }
 
 /**
@@ -228,6 +230,8 @@ export class EnginePool {
   handedOn = 0;
   /** Run messages that carried their script (the others carried only ctx; tests, metrics). */
   scriptsSent = 0;
+  /** Messages that carried runs to workers (one may carry several; tests, metrics). */
+  messagesSent = 0;
 
   /** Resolves once every worker has loaded its WASM module. */
   async ready(): Promise<void> {
@@ -326,6 +330,7 @@ export class EnginePool {
       cells: new Int32Array(cells),
       nextCell: 0,
       scripts: new Lru(SCRIPTS_PER_WORKER),
+      outgoing: [],
     };
     worker.on("message", (m: FromWorker) => this.onMessage(slot, m));
     worker.on("error", (err) => {
@@ -429,19 +434,9 @@ export class EnginePool {
     slot.held.push(p);
     this.handedOn++;
     this.watch(p);
-    try {
-      slot.worker.postMessage({
-        t: "run",
-        id,
-        cell,
-        held: true,
-        run: this.workerRun(slot, p.req),
-      } satisfies ToWorker);
-    } catch (err) {
-      this.forgetScripts(slot);
-      this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
+    this.send(slot, { t: "run", id, cell, held: true, run: this.workerRun(slot, p.req) }, () => {
       if (this.withdraw(p)) p.resolve(this.failure("internal_error", "The script could not be started.", 0));
-    }
+    });
   }
 
   /** Take back a handed-on run the worker has not started; false when it already started. */
@@ -521,20 +516,55 @@ export class EnginePool {
     slot.nextCell = (cell + 1) % CELLS;
     Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
     if (!this.activate(slot, p, id)) return;
-    try {
-      slot.worker.postMessage({
-        t: "run",
-        id,
-        cell,
-        held: false,
-        run: this.workerRun(slot, p.req),
-      } satisfies ToWorker);
-    } catch (err) {
-      this.forgetScripts(slot);
-      this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
+    this.send(slot, { t: "run", id, cell, held: false, run: this.workerRun(slot, p.req) }, () => {
+      if (slot.active?.id !== id) return;
       this.finish(slot, this.failure("internal_error", "The script could not be started.", 0));
       this.pump();
+    });
+  }
+
+  /**
+   * Queue a run message for `slot`; the queued messages of every worker go out together once the
+   * current event-loop turn is done (setImmediate): the runs a group commit releases at once reach
+   * a worker as one message, not one each (each message costs the main thread a structured clone
+   * and a cross-thread wake-up). Each run keeps its own cell, "started" and "done": only the
+   * hand-over is shared. `failed` runs if the message cannot be posted.
+   */
+  private send(slot: Slot, msg: Extract<ToWorker, { t: "run" }>, failed: () => void): void {
+    slot.outgoing.push({ msg, failed });
+    if (this.flushing) return;
+    this.flushing = setImmediate(() => this.flush());
+  }
+
+  private flushing: NodeJS.Immediate | null = null;
+
+  private flush(): void {
+    this.flushing = null;
+    for (const slot of this.slots) {
+      if (slot.outgoing.length === 0) continue;
+      const out = slot.outgoing.splice(0);
+      // A replaced worker's runs were already failed (its running one) or put back in the queue
+      // (its handed-on ones) when it was replaced; a closed pool failed them all.
+      if (slot.gone || this.closed) continue;
+      try {
+        slot.worker.postMessage(
+          out.length === 1 ? out[0]?.msg : ({ t: "runs", runs: out.map((o) => o.msg) } satisfies ToWorker),
+        );
+        this.messagesSent++;
+      } catch {
+        // Find the run that cannot be cloned: the others go alone.
+        for (const o of out)
+          try {
+            slot.worker.postMessage(o.msg);
+            this.messagesSent++;
+          } catch (err) {
+            this.forgetScripts(slot);
+            this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
+            o.failed();
+          }
+      }
     }
+    // Slots replaced meanwhile are no longer in `slots`: their queued messages are dropped with them.
   }
 
   /**

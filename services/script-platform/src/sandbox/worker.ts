@@ -71,6 +71,8 @@ export interface WorkerData {
 export type ToWorker =
   /** `held`: handed on ahead of time (announce its start if no "done" does). */
   | { t: "run"; id: number; cell: number; held: boolean; run: WorkerRun }
+  /** Several run messages at once, in order (the pool hands over a turn's runs together). */
+  | { t: "runs"; runs: { t: "run"; id: number; cell: number; held: boolean; run: WorkerRun }[] }
   | { t: "reply"; id: number; call: number; ok: true; value: unknown }
   | { t: "reply"; id: number; call: number; ok: false; error: WireError };
 
@@ -264,19 +266,25 @@ async function run(q: Queued): Promise<Queued | null> {
   return next;
 }
 
+/** Queue a run message's run. */
+function arrive(m: { id: number; cell: number; held: boolean; run: WorkerRun }): void {
+  // The table is updated on arrival, in message order, even for a run withdrawn later: the pool
+  // updated its mirror when it sent the message.
+  queue.push({
+    id: m.id,
+    cell: m.cell,
+    held: m.held,
+    key: m.run.key,
+    script: scriptOf(m.run),
+    ctx: m.run.ctx,
+  });
+}
+
 port.on("message", (m: ToWorker) => {
-  if (m.t === "run") {
+  if (m.t === "run" || m.t === "runs") {
     if (retired) return; // the pool replaces this worker and hands its queued runs to another
-    // The table is updated on arrival, in message order, even for a run withdrawn later: the
-    // pool updated its mirror when it sent the message.
-    queue.push({
-      id: m.id,
-      cell: m.cell,
-      held: m.held,
-      key: m.run.key,
-      script: scriptOf(m.run),
-      ctx: m.run.ctx,
-    });
+    if (m.t === "run") arrive(m);
+    else for (const r of m.runs) arrive(r);
     if (!running) void drain();
   } else if (m.t === "reply") {
     const p = pending.get(m.call);
