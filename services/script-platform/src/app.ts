@@ -19,6 +19,7 @@ import { createSecretBox, loadMasterKey } from "./crypto/secret-box.js";
 import { migrations } from "./db/migrations/index.js";
 import type { PlatformDB } from "./db/schema.js";
 import { createDispatch, type Dispatch } from "./dispatch/dispatch.js";
+import type { LocalRuns } from "./dispatch/enqueue.js";
 import { createRuntime, dispatcherWorker, type Runtime } from "./execution/runtime.js";
 import { createAdminGate, installAdminGate } from "./http/admin-gate.js";
 import { registerApiDocs } from "./http/api-docs.js";
@@ -110,15 +111,18 @@ async function buildEngine(ctx: PlatformContext, metrics: PlatformMetrics): Prom
   const { database, clock, logger, config } = ctx;
   // The dispatcher is built with the runtime, after the dispatch side that wakes it.
   let wakeDispatcher = () => {};
+  let localRuns: LocalRuns | null = null;
   const dispatch = createDispatch({
     database,
     clock,
     logger,
     settings: triggerSettings(config),
     wake: () => wakeDispatcher(),
+    local: () => localRuns,
   });
   const runtime = await createRuntime(ctx, { events: dispatch.events, failures: dispatch.failures });
   wakeDispatcher = () => runtime.dispatcher.wake();
+  localRuns = runtime.dispatcher.local;
   metrics.registerPool({ busy: () => runtime.engine.busy, size: () => runtime.engine.size });
   const realtime = createRealtimeHub({ database, clock, logger });
   return { dispatch, runtime, realtime, metrics };

@@ -1,4 +1,4 @@
-import { type Database, type Kysely, preparedQuery, type Selectable } from "@app/kit/db";
+import { type Database, type Dialect, type Kysely, preparedQuery, type Selectable } from "@app/kit/db";
 import { isUuid } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
 import type { SandboxOverrides } from "./sandbox-policy.js";
@@ -42,10 +42,9 @@ export interface ScriptVersionRecord {
 
 type Db = Kysely<PlatformDB>;
 
-/** SQL for scripts and their import graph. */
-export function scriptsRepo(database: Database<PlatformDB>) {
-  const d = database.dialect;
-  const toRecord = (r: Selectable<PlatformDB["scripts"]>): ScriptRecord => ({
+/** A scripts row as read (any query that selects every column of the table) as a record. */
+export function scriptRecordOf(d: Dialect, r: Selectable<PlatformDB["scripts"]>): ScriptRecord {
+  return {
     ...r,
     kind: r.kind as ScriptKind,
     language: r.language as ScriptLanguage,
@@ -53,7 +52,13 @@ export function scriptsRepo(database: Database<PlatformDB>) {
     sandbox: d.fromJson<SandboxOverrides>(r.sandbox) ?? {},
     created_at: d.fromTimestamp(r.created_at),
     updated_at: d.fromTimestamp(r.updated_at),
-  });
+  };
+}
+
+/** SQL for scripts and their import graph. */
+export function scriptsRepo(database: Database<PlatformDB>) {
+  const d = database.dialect;
+  const toRecord = (r: Selectable<PlatformDB["scripts"]>): ScriptRecord => scriptRecordOf(d, r);
   const toVersion = (r: PlatformDB["script_versions"]): ScriptVersionRecord => ({
     ...r,
     version: Number(r.version),

@@ -1,4 +1,5 @@
-import { type Kysely, preparedQuery, sql } from "@app/kit/db";
+import { type Dialect, type Kysely, preparedQuery, type Selectable, sql } from "@app/kit/db";
+import { type ScriptRecord, scriptRecordOf } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
 import { REALTIME_CHANNEL } from "../realtime/hub.js";
 
@@ -26,6 +27,8 @@ export interface PubsubTriggerRow {
   script_id: string;
   principal_json: string;
   topic_pattern: string;
+  /** Its script, when the lookup read it (its pattern matches a topic of the batch). */
+  script?: ScriptRecord | null;
 }
 
 /** A publish batch's lookups: its apps' enabled pubsub triggers (id order), its external topics. */
@@ -35,6 +38,26 @@ export interface PubsubLookup {
   external: Set<string>;
 }
 
+/** The scripts columns, read with an `s_` prefix next to the trigger's. */
+const SCRIPT_COLUMNS = [
+  "id",
+  "app_id",
+  "name",
+  "kind",
+  "source",
+  "description",
+  "timeout_seconds",
+  "sandbox",
+  "memory_limit_mb",
+  "created_at",
+  "updated_at",
+  "language",
+  "authored_source",
+  "version",
+] as const satisfies readonly (keyof PlatformDB["scripts"])[];
+const scriptSelect = sql.raw(SCRIPT_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(", "));
+const noScript = sql.raw(SCRIPT_COLUMNS.map(() => "NULL").join(", "));
+
 type LookupRow = {
   src: "t" | "x";
   app_id: string;
@@ -42,18 +65,26 @@ type LookupRow = {
   script_id: string | null;
   principal_json: string | null;
   topic: string | null;
-};
+} & { [K in (typeof SCRIPT_COLUMNS)[number] as `s_${K}`]: unknown };
 
 // One statement for both lookups (a UNION ALL, told apart by src), prepared once per connection:
-// the trigger rows come with only the columns a publish uses, the principal as its JSON text.
+// the trigger rows come with only the columns a publish uses, the principal as its JSON text,
+// and the script of each trigger whose pattern matches a topic of the batch (patterns.ts
+// matchTopic in SQL: `*`, exact, or `<prefix>.*` with something after the prefix) so that
+// runs this process starts at once need no script read.
 const lookupStatement = preparedQuery(
   (_db: Kysely<PlatformDB>, p: { apps: string[]; topics: string[] }) => sql<LookupRow>`
 SELECT 't' AS src, t.app_id, t.id, t.script_id, t.registered_by_principal::text AS principal_json,
-       d.topic_pattern AS topic
+       d.topic_pattern AS topic, ${scriptSelect}
   FROM triggers t JOIN trigger_details d ON d.trigger_id = t.id
+  LEFT JOIN scripts s ON s.id = t.script_id AND EXISTS (
+    SELECT 1 FROM unnest(${p.topics}::text[]) AS m(topic)
+     WHERE d.topic_pattern = '*' OR d.topic_pattern = m.topic
+        OR (right(d.topic_pattern, 2) = '.*' AND starts_with(m.topic, left(d.topic_pattern, -1))
+            AND length(m.topic) > length(d.topic_pattern) - 1))
  WHERE t.app_id = ANY(${p.apps}::text[]) AND t.kind = 'pubsub' AND t.enabled = 1
 UNION ALL
-SELECT 'x', app_id, NULL, NULL, NULL, name
+SELECT 'x', app_id, NULL, NULL, NULL, name, ${noScript}
   FROM topics
  WHERE app_id = ANY(${p.apps}::text[]) AND name = ANY(${p.topics}::text[]) AND external = 1
  ORDER BY src, id`,
@@ -65,6 +96,7 @@ SELECT 'x', app_id, NULL, NULL, NULL, name
  */
 export async function pubsubLookup(
   db: Kysely<PlatformDB>,
+  dialect: Dialect,
   appIds: readonly string[],
   topics: readonly string[],
 ): Promise<PubsubLookup> {
@@ -79,6 +111,15 @@ export async function pubsubLookup(
         script_id: r.script_id ?? "",
         principal_json: r.principal_json ?? "null",
         topic_pattern: r.topic ?? "",
+        script:
+          r.s_id === null
+            ? null
+            : scriptRecordOf(
+                dialect,
+                Object.fromEntries(SCRIPT_COLUMNS.map((c) => [c, r[`s_${c}`]])) as Selectable<
+                  PlatformDB["scripts"]
+                >,
+              ),
       });
   return out;
 }

@@ -125,6 +125,7 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
   const lookupAll = async (db: Kysely<PlatformDB>, msgs: readonly PubsubMessage[]): Promise<Lookup> => {
     const found = await pubsubLookup(
       db,
+      dialect,
       [...new Set(msgs.map((m) => m.appId))],
       [...new Set(msgs.map((m) => m.topic))],
     );
@@ -158,6 +159,7 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
           depth: msg.depth + 1,
           principal: null,
           principalJson: t.principal_json,
+          ...(t.script ? { script: t.script } : {}),
           dueAt: now,
           now,
         });

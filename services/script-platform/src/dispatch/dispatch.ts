@@ -7,7 +7,7 @@ import type { TriggerSettings } from "../triggers/settings.js";
 import { createChangeEvents } from "./change-events.js";
 import { type CronScheduler, createCronScheduler } from "./cron.js";
 import { createDeadLetterSettler } from "./dead-letters.js";
-import { createOutboxWriter, type OutboxWriter } from "./enqueue.js";
+import { createOutboxWriter, type LocalRuns, type OutboxWriter } from "./enqueue.js";
 import { createFailurePolicy, type FailurePolicy } from "./failure-policy.js";
 import { createRetentionJob } from "./retention.js";
 
@@ -22,6 +22,8 @@ export interface DispatchDeps {
    * buildApp passes a function that reaches it once it exists.
    */
   wake: () => void;
+  /** This app's dispatcher once it exists, for runs it starts itself as they are written. */
+  local?: () => LocalRuns | null;
 }
 
 /** Background work of the dispatch capability, started after the routes and stopped before close. */
@@ -48,7 +50,11 @@ export interface Dispatch {
 export function createDispatch(deps: DispatchDeps): Dispatch {
   const { database, clock, logger, settings } = deps;
   const dialect = database.dialect;
-  const outbox = createOutboxWriter({ dialect, wake: deps.wake });
+  const outbox = createOutboxWriter({
+    dialect,
+    wake: deps.wake,
+    ...(deps.local ? { local: deps.local } : {}),
+  });
   return {
     settings,
     outbox,

@@ -21,7 +21,12 @@ export type NewOutboxRow = Pick<
   | "due_at"
   | "principal"
   | "created_at"
-> & { depth: number };
+> & {
+  depth: number;
+  /** Set for a row written already claimed by the process that will run it (PostgreSQL). */
+  claimed_by?: string | null;
+  lease_until?: string | null;
+};
 
 /** Rows in chunks of one multi-row statement each (a publish batch writes many at once). */
 export async function insertOutboxRows(
@@ -48,6 +53,8 @@ const NEW_ROW_COLUMNS = [
   "principal",
   "created_at",
   "depth",
+  "claimed_by",
+  "lease_until",
 ] as const satisfies readonly (keyof NewOutboxRow)[];
 const TEMPLATE_ROW: NewOutboxRow = {
   id: "",
@@ -60,42 +67,45 @@ const TEMPLATE_ROW: NewOutboxRow = {
   principal: null,
   created_at: "",
   depth: 0,
+  claimed_by: null,
+  lease_until: null,
 };
 type Compiled = ReturnType<ReturnType<Kysely<PlatformDB>["selectNoFrom"]>["compile"]>;
 
 /**
  * PostgreSQL: the rows and their NOTIFY in one statement (one round trip instead of two); the
- * NOTIFY is still delivered at COMMIT only. Up to 500 rows (see insertOutboxRows). Compiled once
- * per row count (one cache per writer) and sent as a prepared statement: no query building, no
- * server-side parse per batch.
+ * NOTIFY is still delivered at COMMIT only. Up to 500 rows (see insertOutboxRows). With `notify`
+ * false the rows only (each is claimed by the process that wrote it: nobody needs waking).
+ * Compiled once per row count (one cache per writer) and sent as a prepared statement: no query
+ * building, no server-side parse per batch.
  */
 export function insertOutboxRowsAndNotify() {
-  const byCount = new Map<number, Compiled>();
-  return async (trx: Kysely<PlatformDB>, rows: readonly NewOutboxRow[]): Promise<void> => {
+  const cache = new Map<string, Compiled>();
+  return async (trx: Kysely<PlatformDB>, rows: readonly NewOutboxRow[], notify = true): Promise<void> => {
     const n = rows.length;
     if (n === 0) return;
-    let compiled = byCount.get(n);
+    const key = `${n}:${notify}`;
+    let compiled = cache.get(key);
     if (!compiled) {
-      const built = trx
-        .with("inserted", (q) =>
-          q
-            .insertInto("outbox")
-            .values(Array.from({ length: n }, () => ({ ...TEMPLATE_ROW, reply_to: null }))),
-        )
-        .selectNoFrom(sql<string>`pg_notify(${OUTBOX_CHANNEL}, '')`.as("notified"))
-        .compile();
+      const values = Array.from({ length: n }, () => ({ ...TEMPLATE_ROW, reply_to: null }));
+      const built = notify
+        ? trx
+            .with("inserted", (q) => q.insertInto("outbox").values(values))
+            .selectNoFrom(sql<string>`pg_notify(${OUTBOX_CHANNEL}, '')`.as("notified"))
+            .compile()
+        : trx.insertInto("outbox").values(values).compile();
       // Each row binds its NEW_ROW_COLUMNS and reply_to (null), then comes the channel name.
-      if (built.parameters.length !== n * (NEW_ROW_COLUMNS.length + 1) + 1)
+      if (built.parameters.length !== n * (NEW_ROW_COLUMNS.length + 1) + (notify ? 1 : 0))
         throw new Error(`outbox insert: ${built.parameters.length} parameters for ${n} rows`);
-      compiled = { ...built, sql: PREPARED_MARK + built.sql };
-      if (n <= 64) byCount.set(n, compiled);
+      compiled = { ...built, sql: PREPARED_MARK + built.sql } as Compiled;
+      if (n <= 64) cache.set(key, compiled);
     }
     const parameters: unknown[] = [];
     for (const row of rows) {
-      for (const c of NEW_ROW_COLUMNS) parameters.push(row[c]);
+      for (const c of NEW_ROW_COLUMNS) parameters.push(row[c] ?? null);
       parameters.push(null);
     }
-    parameters.push(OUTBOX_CHANNEL);
+    if (notify) parameters.push(OUTBOX_CHANNEL);
     await trx.executeQuery({ ...compiled, parameters });
   };
 }

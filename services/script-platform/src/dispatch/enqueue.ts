@@ -1,5 +1,7 @@
+import { toIso } from "@app/kit/clock";
 import type { Dialect, Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
+import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
 import {
   insertOutboxRows,
@@ -7,6 +9,7 @@ import {
   type NewOutboxRow,
   notifyOutbox,
 } from "./enqueue-repo.js";
+import { LEASE_MS, type OutboxRow } from "./outbox-repo.js";
 
 /**
  * A triggered run to write to the outbox. Every row runs its script as the principal that
@@ -25,6 +28,24 @@ export interface TriggeredRun {
   principalJson?: string;
   dueAt: string;
   now: string;
+  /** The run's script as the write read it: lets this process start the run itself (LocalRuns). */
+  script?: ScriptRecord | null;
+}
+
+/**
+ * This process's dispatcher as the writer sees it (PostgreSQL, writes outside a transaction):
+ * runs it has free slots for are written already claimed by it and started once written, as a
+ * sync request's own row is: no NOTIFY, claim or script read for them. Other processes still
+ * take every row this one has no slot for, and a claimed row whose process dies is taken again
+ * when its lease runs out.
+ */
+export interface LocalRuns {
+  instanceId: string;
+  /** Takes up to `n` free run slots (0 when stopped or full); start or unreserve gives each back. */
+  reserve(n: number): number;
+  /** Starts rows written already claimed by this instance (the write has committed). */
+  start(rows: readonly OutboxRow[], scripts: ReadonlyMap<string, ScriptRecord>): void;
+  unreserve(n: number): void;
 }
 
 /** Writes outbox rows inside the caller's transaction and tells dispatchers about them. */
@@ -47,7 +68,12 @@ export interface OutboxWriter {
  * transaction collapse into one). On SQLite this process's dispatcher is woken; its claim
  * transaction queues behind the writer's, so it sees the row once committed.
  */
-export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void }): OutboxWriter {
+export function createOutboxWriter(deps: {
+  dialect: Dialect;
+  wake: () => void;
+  /** This process's dispatcher, once it exists (see LocalRuns). */
+  local?: () => LocalRuns | null;
+}): OutboxWriter {
   const { dialect, wake } = deps;
   // One announcement per transaction: repeated NOTIFYs collapse at commit anyway, and each
   // would cost a round trip (a batch of publishes writes many rows in one transaction).
@@ -85,9 +111,40 @@ export function createOutboxWriter(deps: { dialect: Dialect; wake: () => void })
       if (runs.length === 0) return [];
       const rows = runs.map(toRow);
       if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
-        // The common case (a publish batch): rows and announcement in one statement.
-        await insertWithNotify(trx, rows);
+        // Outside a transaction the write commits by itself: runs this process has slots for
+        // are written claimed by it and started right after (see LocalRuns).
+        const local = inTransaction(trx) ? null : (deps.local?.() ?? null);
+        const mine = local ? runs.flatMap((r, i) => (r.script ? [i] : [])) : [];
+        const own = local ? local.reserve(mine.length) : 0;
+        const claimed: OutboxRow[] = [];
+        const scripts = new Map<string, ScriptRecord>();
+        if (local && own > 0) {
+          for (const i of mine.slice(0, own)) {
+            const run = runs[i] as TriggeredRun;
+            const row = rows[i] as NewOutboxRow;
+            row.claimed_by = local.instanceId;
+            row.lease_until = toIso(Date.parse(run.now) + LEASE_MS);
+            claimed.push({
+              ...row,
+              execution_id: null,
+              attempts: 0,
+              reply_to: null,
+              claimed_by: local.instanceId,
+              lease_until: row.lease_until,
+            });
+            if (run.script) scripts.set(run.scriptId, run.script);
+          }
+        }
+        try {
+          // The common case (a publish batch): rows and announcement in one statement; no
+          // announcement when every row is this process's own.
+          await insertWithNotify(trx, rows, claimed.length < rows.length);
+        } catch (err) {
+          if (own > 0) local?.unreserve(own);
+          throw err;
+        }
         if (inTransaction(trx)) announced.add(trx);
+        if (own > 0) local?.start(claimed, scripts);
       } else {
         await insertOutboxRows(trx, rows);
         await announce(trx);

@@ -134,4 +134,35 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
     const recorded = await database.db.selectFrom("executions").select("id").execute();
     expect(recorded).toHaveLength(48);
   });
+
+  it("runs handed over by the outbox writer take free slots only, counted with the claimed ones", async () => {
+    const dispatcher = createDispatcher({
+      database,
+      clock,
+      logger: cap.logger,
+      executor: {
+        scripts: async () => new Map(),
+        run: () => new Promise<Finished>(() => {}),
+      },
+      executions: executionsRepo(database),
+      failures: { onRunFailed: async () => "drop" },
+      inbox: new Inbox("A", 10),
+      instanceId: "A",
+      maxConcurrency: 4,
+    });
+    // Not started: no slot to give.
+    expect(dispatcher.local.reserve(1)).toBe(0);
+    await dispatcher.start();
+    await dispatcher.idle(); // its first claim (of nothing) holds the free slots while it runs
+    expect(dispatcher.local.instanceId).toBe("A");
+    expect(dispatcher.local.reserve(10)).toBe(4);
+    expect(dispatcher.running).toBe(4);
+    expect(dispatcher.local.reserve(1)).toBe(0);
+    dispatcher.local.unreserve(3);
+    expect(dispatcher.running).toBe(1);
+    expect(dispatcher.local.reserve(2)).toBe(2);
+    dispatcher.local.unreserve(3);
+    await dispatcher.stop();
+    expect(dispatcher.local.reserve(1)).toBe(0);
+  });
 });

@@ -7,7 +7,12 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createChangeEvents, type EventSink } from "../../src/dispatch/change-events.js";
-import { createOutboxWriter, type OutboxWriter, type TriggeredRun } from "../../src/dispatch/enqueue.js";
+import {
+  createOutboxWriter,
+  type LocalRuns,
+  type OutboxWriter,
+  type TriggeredRun,
+} from "../../src/dispatch/enqueue.js";
 import { OUTBOX_CHANNEL } from "../../src/dispatch/enqueue-repo.js";
 import type { TransactionInfo } from "../../src/dispatch/group-commit.js";
 import { LEASE_MS, type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
@@ -249,6 +254,107 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       expect(heard).toEqual(["", "", "", "marker"]);
       await unsubscribe?.();
     }
+  });
+
+  it("on PostgreSQL the runs this process has slots for are written claimed by it and started at once", async () => {
+    const scriptId = newId();
+    await database.db
+      .insertInto("apps")
+      .values({
+        id: APP,
+        slug: `a${APP.slice(-8)}`,
+        name: "a",
+        description: "",
+        created_at: clock.iso(),
+        updated_at: clock.iso(),
+      })
+      .onConflict((oc) => oc.column("id").doNothing())
+      .execute();
+    await database.db.deleteFrom("scripts").where("app_id", "=", APP).execute();
+    await database.db
+      .insertInto("scripts")
+      .values({
+        id: scriptId,
+        app_id: APP,
+        name: "sink",
+        kind: "endpoint",
+        source: "export default () => 1",
+        description: "",
+        timeout_seconds: 5,
+        sandbox: database.dialect.json({}),
+        memory_limit_mb: null,
+        created_at: clock.iso(),
+        updated_at: clock.iso(),
+        authored_source: null,
+      })
+      .execute();
+    const withScript = async (pattern: string) => {
+      const id = await pubsubTrigger(database, pattern);
+      await database.db.updateTable("triggers").set({ script_id: scriptId }).where("id", "=", id).execute();
+    };
+    await withScript("orders.*");
+    await withScript("orders.paid");
+    const pg = database.backend === "postgres";
+    const heard: string[] = [];
+    const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
+    let free = 2;
+    const started: { rows: OutboxRow[]; scripts: string[] }[] = [];
+    const local: LocalRuns = {
+      instanceId: "me",
+      reserve(n) {
+        const k = Math.min(n, free);
+        free -= k;
+        return k;
+      },
+      unreserve(n) {
+        free += n;
+      },
+      start(rows, scripts) {
+        started.push({ rows: [...rows], scripts: [...scripts.values()].map((s) => `${s.id}:${s.source}`) });
+      },
+    };
+    const sink = createChangeEvents({
+      clock,
+      database,
+      logger: cap.logger,
+      maxDepth: 8,
+      outbox: createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local }),
+    });
+    const publish = (i: number) =>
+      sink.publish({ appId: APP, topic: "orders.paid", message: { i }, depth: 0 });
+    // Three messages, two matching triggers each: six runs, slots for two of them here.
+    expect(await Promise.all([publish(0), publish(1), publish(2)])).toEqual([2, 2, 2]);
+    const rows = await outboxRows();
+    expect(rows).toHaveLength(6);
+    const mine = rows.filter((r) => r.claimed_by === "me");
+    if (!pg) {
+      // SQLite writes inside a transaction: every row waits for the dispatcher's claim.
+      expect(started).toEqual([]);
+      expect(mine).toEqual([]);
+      return;
+    }
+    expect(started).toHaveLength(1);
+    expect(started[0]?.scripts).toEqual([`${scriptId}:export default () => 1`]);
+    expect(started[0]?.rows.map((r) => r.id).sort()).toEqual(mine.map((r) => r.id).sort());
+    expect(mine).toHaveLength(2);
+    for (const r of mine) expect(r.lease_until).toBe(toIso(clock.now() + LEASE_MS));
+    // The four without a slot here are anyone's: another instance claims exactly those.
+    const theirs = await outboxRepo(other, clock).claim(other.db, "B", 10);
+    expect(theirs.map((r) => r.id).sort()).toEqual(
+      rows
+        .filter((r) => r.claimed_by === null)
+        .map((r) => r.id)
+        .sort(),
+    );
+    // A write whose runs are all this process's own announces nothing.
+    free = 10;
+    expect(await publish(3)).toBe(2);
+    expect(started).toHaveLength(2);
+    expect(started[1]?.rows).toHaveLength(2);
+    await database.notifier.publish(OUTBOX_CHANNEL, "marker");
+    await until(() => heard.includes("marker"));
+    expect(heard).toEqual(["", "marker"]);
+    await unsubscribe?.();
   });
 
   it("a batch whose outbox statement fails writes nothing; each publish is retried alone", async () => {
