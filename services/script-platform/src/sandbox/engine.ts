@@ -107,7 +107,8 @@ interface RunState {
   logs: LogEntry[];
   droppedLogs: number;
   waker: Waker;
-  abort: AbortController;
+  /** Made by the run's first SDK call (most runs make none): its signal ends the host's work. */
+  abort: AbortController | null;
   live: Set<QuickJSDeferredPromise>;
   pendingHost: number;
   host: HostCall;
@@ -253,7 +254,7 @@ export class Engine {
       logs: [],
       droppedLogs: 0,
       waker: new Waker(),
-      abort: new AbortController(),
+      abort: null,
       live: new Set(),
       pendingHost: 0,
       host: req.host,
@@ -261,7 +262,7 @@ export class Engine {
     };
     const halt = (kind: FailureKind) => {
       st.stop ??= kind;
-      st.abort.abort(RUN_ENDED);
+      st.abort?.abort(RUN_ENDED);
       st.waker.signal();
     };
     st.halt = halt;
@@ -375,7 +376,7 @@ export class Engine {
       st.done = true;
       timer.cancel();
       req.signal?.removeEventListener("abort", onAbort);
-      st.abort.abort(RUN_ENDED);
+      st.abort?.abort(RUN_ENDED);
       try {
         // A poisoned module is replaced whole: nothing in it is freed.
         if (!this.poisoned) {
@@ -627,6 +628,9 @@ export class Engine {
       let failure: unknown = early;
       if (!failure) {
         try {
+          // A run already stopped gets an aborted signal at once.
+          st.abort ??= new AbortController();
+          if (st.done || st.stop) st.abort.abort(RUN_ENDED);
           value = await st.host(op, args, st.abort.signal);
         } catch (err) {
           failure = err;

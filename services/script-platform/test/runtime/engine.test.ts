@@ -202,6 +202,25 @@ describe("engine", () => {
     expect(await p).toMatchObject({ ok: false, kind: "internal_error" });
   });
 
+  it("aborts a pending SDK call's signal when its run ends, normally or by a limit", async () => {
+    const signals: AbortSignal[] = [];
+    const host: HostCall = (_op, _args, signal) => {
+      signals.push(signal);
+      return new Promise(() => {});
+    };
+    // The handler returns without awaiting its call: the run ends while the call is pending.
+    const r = await run(`export default () => { kv.collection("c").get("k"); return 1; }`, { host });
+    expect(r).toMatchObject({ ok: true, value: 1 });
+    expect(signals.map((s) => s.aborted)).toEqual([true]);
+    // A run a limit stops while its call is pending.
+    const late = await run(
+      `export default async () => { const p = kv.collection("c").get("a"); for (;;) {} }`,
+      { host, sandbox: { max_operations: 20_000 } },
+    );
+    expect(late).toMatchObject({ ok: false, kind: "operation_limit" });
+    expect(signals.map((s) => s.aborted)).toEqual([true, true]);
+  });
+
   it("imports module scripts by name", async () => {
     const r = await run(`import { greet } from "greetings"; export default () => greet("a");`, {
       modules: { greetings: `export function greet(n) { return "hi " + n; }` },
