@@ -125,6 +125,21 @@ export async function pubsubLookup(
 }
 
 /** Appends a message to the realtime log; returns its seq. */
+/** Scripts by id as `trx` reads them (a publish batch's runs this process starts itself). */
+export async function scriptsByIds(
+  trx: Kysely<PlatformDB>,
+  dialect: Dialect,
+  ids: readonly string[],
+): Promise<Map<string, ScriptRecord>> {
+  if (ids.length === 0) return new Map();
+  const rows = await trx
+    .selectFrom("scripts")
+    .selectAll()
+    .where("id", "in", [...ids])
+    .execute();
+  return new Map(rows.map((r) => [r.id, scriptRecordOf(dialect, r)]));
+}
+
 export async function insertRealtimeMessage(
   trx: Kysely<PlatformDB>,
   m: { appId: string; topic: string; messageJson: string; now: string },

@@ -12,8 +12,9 @@ import {
   notifyRealtime,
   type PubsubTriggerRow,
   pubsubLookup,
+  scriptsByIds,
 } from "./change-events-repo.js";
-import type { OutboxWriter, TriggeredRun } from "./enqueue.js";
+import type { OutboxWriter, OwnRuns, TriggeredRun } from "./enqueue.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 
 export type { ChangeEvent, EventSink, PubsubMessage } from "../sdk/types.js";
@@ -22,6 +23,8 @@ export type { ChangeEvent, EventSink, PubsubMessage } from "../sdk/types.js";
 interface PublishSlot {
   msg: PubsubMessage;
   enqueued: number;
+  /** Runs its batch wrote claimed by this process: started once the batch committed. */
+  own: OwnRuns | null;
 }
 
 /** NOTIFY payloads must stay under 8000 bytes; bigger messages are fetched by seq. */
@@ -171,6 +174,25 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
     for (const msg of p.realtime) await logForRealtime(trx, msg, now);
     await outbox.enqueueMany(trx, p.runs);
   };
+  /** A publish batch's write: its runs this process has slots for are written claimed by it. */
+  const writeOwn = async (
+    trx: Kysely<PlatformDB>,
+    p: Awaited<ReturnType<typeof plan>>,
+    now: string,
+    slots: PublishSlot[],
+  ) => {
+    for (const msg of p.realtime) await logForRealtime(trx, msg, now);
+    // Each slot holds the batch's own runs from before their write: whatever fails after it (a
+    // later statement, the COMMIT), its retry or its caller drops them.
+    await outbox.enqueueOwn(
+      trx,
+      p.runs,
+      (ids) => scriptsByIds(trx, dialect, ids),
+      (own) => {
+        for (const s of slots) s.own = own;
+      },
+    );
+  };
 
   /**
    * A publish batch of the group commit (called again with one slot when its batch failed). On
@@ -181,13 +203,18 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
    * statement its own snapshot. Anything more (realtime rows, > 500 rows) gets a transaction.
    */
   const publishAll = async (trx: Kysely<PlatformDB>, slots: PublishSlot[]): Promise<void> => {
+    // A retry after its batch failed: that batch's own runs were never committed.
+    for (const s of slots) {
+      s.own?.drop();
+      s.own = null;
+    }
     const msgs = slots.map((s) => s.msg);
     const now = clock.iso();
     // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
     const alone = dialect.backend === "postgres" && !trx.isTransaction;
     const p = await plan(alone ? await lookupAll(trx, msgs) : lookupIn(trx), msgs, now);
-    if (!alone || (p.realtime.length === 0 && p.runs.length <= 500)) await write(trx, p, now);
-    else await database.writeTx((t) => write(t, p, now));
+    if (!alone || (p.realtime.length === 0 && p.runs.length <= 500)) await writeOwn(trx, p, now, slots);
+    else await database.writeTx((t) => writeOwn(t, p, now, slots));
     for (const [i, s] of slots.entries()) s.enqueued = p.counts[i] ?? 0;
   };
 
@@ -227,8 +254,15 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
     },
 
     async publish(msg: PubsubMessage) {
-      const slot: PublishSlot = { msg, enqueued: 0 };
-      await publishes.write({ kind: "events.publish", data: slot, apply: publishAll, oneStatement: true });
+      const slot: PublishSlot = { msg, enqueued: 0, own: null };
+      try {
+        await publishes.write({ kind: "events.publish", data: slot, apply: publishAll, oneStatement: true });
+      } catch (err) {
+        slot.own?.drop();
+        throw err;
+      }
+      // Committed: the batch's own runs start now (the first of its publishes to get here starts them).
+      slot.own?.start();
       return slot.enqueued;
     },
   };

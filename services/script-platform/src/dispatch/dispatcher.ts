@@ -214,6 +214,40 @@ export function createDispatcher(deps: DispatcherDeps) {
     inflight.add(p);
   };
 
+  /**
+   * Rows this process holds and will not run after all (it is stopping): anyone's again at once,
+   * not after their lease; other processes hear of them. Awaited by idle() (stop waits for it).
+   */
+  const giveBack = (rows: readonly OutboxRow[]) => {
+    running -= rows.length;
+    const p: Promise<void> = repo
+      .giveBack(
+        database.db,
+        instanceId,
+        rows.map((r) => r.id),
+      )
+      .then(
+        () => {
+          if (database.backend === "postgres") return database.notifier.publish(OUTBOX_CHANNEL, "");
+        },
+        (err) =>
+          logger.error(
+            { err, count: rows.length },
+            "giving back outbox rows failed; their lease will expire",
+          ),
+      )
+      .catch((err) => logger.warn({ err }, "outbox notify failed"))
+      .finally(() => inflight.delete(p));
+    inflight.add(p);
+  };
+
+  /** Start rows claimed by this process (their slots are counted in `running`), unless stopping. */
+  const begin = (rows: readonly OutboxRow[], scripts: ReadonlyMap<string, ScriptRecord> | null) => {
+    // A run started now would only end as a shutdown failure (an attempt spent, maybe a dead letter).
+    if (stopped) return giveBack(rows);
+    for (const row of rows) start(row, scripts?.get(row.script_id));
+  };
+
   const tick = async () => {
     try {
       do {
@@ -253,7 +287,7 @@ export function createDispatcher(deps: DispatcherDeps) {
           } catch (err) {
             logger.warn({ err }, "reading the claimed rows' scripts failed; each run reads its own");
           }
-        for (const row of rows) start(row, scripts?.get(row.script_id));
+        begin(rows, scripts);
         backlog = rows.length === want;
         if (backlog) again = true;
       } while (again && !stopped);
@@ -287,9 +321,32 @@ export function createDispatcher(deps: DispatcherDeps) {
         .publish(OUTBOX_CHANNEL, "")
         .catch((err) => logger.warn({ err }, "outbox notify failed"));
   };
+  /**
+   * Slots the outbox writer took (local.reserve) whose rows are neither started nor given back
+   * yet: their write is in flight. stop() waits for them, so every row written claimed by this
+   * process is started or given back before it stops, never left to its lease.
+   */
+  let reserved = 0;
+  let reservedDone: { promise: Promise<void>; resolve: () => void } | null = null;
+  const settleReserved = (n: number) => {
+    reserved -= n;
+    if (reserved > 0 || !reservedDone) return;
+    reservedDone.resolve();
+    reservedDone = null;
+  };
+
   /** Resolves when nothing is running (tests, shutdown). */
   const idle = async (): Promise<void> => {
-    while (inflight.size > 0 || ticking) await Promise.allSettled([...inflight, ticking]);
+    while (inflight.size > 0 || ticking || reserved > 0) {
+      if (reserved > 0 && !reservedDone) {
+        let resolve = () => {};
+        const promise = new Promise<void>((r) => {
+          resolve = r;
+        });
+        reservedDone = { promise, resolve };
+      }
+      await Promise.allSettled([...inflight, ticking, reservedDone?.promise]);
+    }
   };
 
   /** Runs the outbox writer hands over as it writes them (enqueue.ts LocalRuns). */
@@ -299,14 +356,17 @@ export function createDispatcher(deps: DispatcherDeps) {
       if (stopped) return 0;
       const k = Math.max(0, Math.min(n, deps.maxConcurrency - running));
       running += k;
+      reserved += k;
       return k;
     },
     unreserve(n) {
       running -= n;
+      settleReserved(n);
       if (backlog) wake();
     },
     start(rows, scripts) {
-      for (const row of rows) start(row, scripts.get(row.script_id));
+      settleReserved(rows.length);
+      begin(rows, scripts);
     },
   };
 

@@ -33,19 +33,44 @@ export interface TriggeredRun {
 }
 
 /**
- * This process's dispatcher as the writer sees it (PostgreSQL, writes outside a transaction):
- * runs it has free slots for are written already claimed by it and started once written, as a
- * sync request's own row is: no NOTIFY, claim or script read for them. Other processes still
- * take every row this one has no slot for, and a claimed row whose process dies is taken again
- * when its lease runs out.
+ * This process's dispatcher as the writer sees it: runs it has free slots for are written already
+ * claimed by it and started once their write committed, as a sync request's own row is: no
+ * NOTIFY or wake-up, claim or script read for them. Other processes still take every row this one
+ * has no slot for, and a claimed row whose process dies is taken again when its lease runs out.
  */
 export interface LocalRuns {
   instanceId: string;
   /** Takes up to `n` free run slots (0 when stopped or full); start or unreserve gives each back. */
   reserve(n: number): number;
-  /** Starts rows written already claimed by this instance (the write has committed). */
+  /**
+   * Starts rows written already claimed by this instance (the write has committed), one reserved
+   * slot each; rows it will not run (it is stopping) it gives back at once. Never throws.
+   */
   start(rows: readonly OutboxRow[], scripts: ReadonlyMap<string, ScriptRecord>): void;
   unreserve(n: number): void;
+}
+
+/**
+ * Rows a transaction wrote claimed by this process: `start` once it committed, `drop` when it did
+ * not (its slots are freed). Each acts once; whichever comes first wins.
+ */
+export class OwnRuns {
+  private done = false;
+  constructor(
+    private readonly local: LocalRuns,
+    readonly rows: readonly OutboxRow[],
+    private readonly scripts: ReadonlyMap<string, ScriptRecord>,
+  ) {}
+  start(): void {
+    if (this.done) return;
+    this.done = true;
+    this.local.start(this.rows, this.scripts);
+  }
+  drop(): void {
+    if (this.done) return;
+    this.done = true;
+    this.local.unreserve(this.rows.length);
+  }
 }
 
 /** Writes outbox rows inside the caller's transaction and tells dispatchers about them. */
@@ -58,6 +83,19 @@ export interface OutboxWriter {
    * database itself (no transaction): the write is still all or nothing.
    */
   enqueueMany(trx: Kysely<PlatformDB>, runs: readonly TriggeredRun[]): Promise<string[]>;
+  /**
+   * enqueueMany, but the runs this process has free slots for (and that are due now) are written
+   * claimed by it: the caller starts them once `trx` committed (OwnRuns.start) or drops them if it
+   * did not (`hold` hands them over before the write). `scriptsOf` reads the scripts such runs lack (one read for the batch). Null when no
+   * run is this process's own. On PostgreSQL `trx` may be the database itself (see enqueueMany).
+   */
+  enqueueOwn(
+    trx: Kysely<PlatformDB>,
+    runs: readonly TriggeredRun[],
+    scriptsOf: (ids: readonly string[]) => Promise<ReadonlyMap<string, ScriptRecord>>,
+    /** Gets the own runs before their rows are written: whatever fails later, the caller can drop them. */
+    hold?: (own: OwnRuns) => void,
+  ): Promise<OwnRuns | null>;
   /** Writes a row as given (a dead letter's replay) and announces it. */
   insert(trx: Kysely<PlatformDB>, row: NewOutboxRow): Promise<void>;
 }
@@ -101,7 +139,21 @@ export function createOutboxWriter(deps: {
       run.principalJson ??
       (run.principal === null || run.principal === undefined ? null : dialect.json(run.principal)),
     created_at: run.now,
+    claimed_by: null,
+    lease_until: null,
   });
+  /** Writes `rows` (those of `own` claimed by this process) and announces the others. */
+  const write = async (trx: Kysely<PlatformDB>, rows: readonly NewOutboxRow[], own: number) => {
+    if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
+      // The common case (a publish batch): rows and announcement in one statement; no
+      // announcement when every row is this process's own.
+      await insertWithNotify(trx, rows, own < rows.length);
+      if (inTransaction(trx) && own < rows.length) announced.add(trx);
+      return;
+    }
+    await insertOutboxRows(trx, rows);
+    if (own < rows.length) await announce(trx);
+  };
   const writer: OutboxWriter = {
     async enqueue(trx, run) {
       const [id = ""] = await writer.enqueueMany(trx, [run]);
@@ -110,46 +162,56 @@ export function createOutboxWriter(deps: {
     async enqueueMany(trx, runs) {
       if (runs.length === 0) return [];
       const rows = runs.map(toRow);
-      if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
-        // Outside a transaction the write commits by itself: runs this process has slots for
-        // are written claimed by it and started right after (see LocalRuns).
-        const local = inTransaction(trx) ? null : (deps.local?.() ?? null);
-        const mine = local ? runs.flatMap((r, i) => (r.script ? [i] : [])) : [];
-        const own = local ? local.reserve(mine.length) : 0;
-        const claimed: OutboxRow[] = [];
-        const scripts = new Map<string, ScriptRecord>();
-        if (local && own > 0) {
-          for (const i of mine.slice(0, own)) {
-            const run = runs[i] as TriggeredRun;
-            const row = rows[i] as NewOutboxRow;
-            row.claimed_by = local.instanceId;
-            row.lease_until = toIso(Date.parse(run.now) + LEASE_MS);
-            claimed.push({
-              ...row,
-              execution_id: null,
-              attempts: 0,
-              reply_to: null,
-              claimed_by: local.instanceId,
-              lease_until: row.lease_until,
-            });
-            if (run.script) scripts.set(run.scriptId, run.script);
-          }
-        }
-        try {
-          // The common case (a publish batch): rows and announcement in one statement; no
-          // announcement when every row is this process's own.
-          await insertWithNotify(trx, rows, claimed.length < rows.length);
-        } catch (err) {
-          if (own > 0) local?.unreserve(own);
-          throw err;
-        }
-        if (inTransaction(trx)) announced.add(trx);
-        if (own > 0) local?.start(claimed, scripts);
-      } else {
-        await insertOutboxRows(trx, rows);
-        await announce(trx);
-      }
+      await write(trx, rows, 0);
       return rows.map((r) => r.id);
+    },
+    async enqueueOwn(trx, runs, scriptsOf, hold) {
+      if (runs.length === 0) return null;
+      const rows = runs.map(toRow);
+      const local = deps.local?.() ?? null;
+      // Only rows due now: a row due later waits for its time in the outbox, held by nobody.
+      const due = local ? runs.flatMap((r, i) => (Date.parse(r.dueAt) <= Date.parse(r.now) ? [i] : [])) : [];
+      const own = local && due.length > 0 ? local.reserve(due.length) : 0;
+      if (!local || own === 0) {
+        await write(trx, rows, 0);
+        return null;
+      }
+      const mine = due.slice(0, own);
+      const missing = [...new Set(mine.flatMap((i) => (runs[i]?.script ? [] : [runs[i]?.scriptId ?? ""])))];
+      let read: ReadonlyMap<string, ScriptRecord> = new Map();
+      try {
+        if (missing.length > 0) read = await scriptsOf(missing);
+      } catch (err) {
+        local.unreserve(own);
+        throw err;
+      }
+      const claimed: OutboxRow[] = [];
+      const scripts = new Map<string, ScriptRecord>();
+      for (const i of mine) {
+        const run = runs[i] as TriggeredRun;
+        const row = rows[i] as NewOutboxRow;
+        const script = run.script ?? read.get(run.scriptId);
+        if (script) scripts.set(run.scriptId, script);
+        row.claimed_by = local.instanceId;
+        row.lease_until = toIso(Date.parse(run.now) + LEASE_MS);
+        claimed.push({
+          ...row,
+          execution_id: null,
+          attempts: 0,
+          reply_to: null,
+          claimed_by: local.instanceId,
+          lease_until: row.lease_until,
+        });
+      }
+      const handle = new OwnRuns(local, claimed, scripts);
+      hold?.(handle);
+      try {
+        await write(trx, rows, own);
+      } catch (err) {
+        handle.drop();
+        throw err;
+      }
+      return handle;
     },
     async insert(trx, row) {
       await insertOutboxRows(trx, [row]);

@@ -182,6 +182,20 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
         .execute();
     },
 
+    /**
+     * Rows `instance` holds but will not run (it is stopping, or could not start them): anyone's
+     * again at once, not after their lease. Only rows it still holds (nothing started them elsewhere).
+     */
+    async giveBack(db: Kysely<PlatformDB>, instance: string, ids: readonly string[]): Promise<void> {
+      if (ids.length === 0) return;
+      await db
+        .updateTable("outbox")
+        .set({ claimed_by: null, lease_until: null })
+        .where("id", "in", [...ids])
+        .where("claimed_by", "=", instance)
+        .execute();
+    },
+
     async abandoned(
       trx: Kysely<PlatformDB>,
       a: Omit<AbandonedExecutionsTable, "result" | "created_at"> & { result: unknown },

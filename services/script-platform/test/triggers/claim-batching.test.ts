@@ -165,4 +165,112 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
     await dispatcher.stop();
     expect(dispatcher.local.reserve(1)).toBe(0);
   });
+
+  /** A row as a publish of this process writes it when it has a slot for it: claimed by "A". */
+  const ownRow = (): OutboxRow => ({
+    id: newId(),
+    app_id: APP,
+    source_kind: "pubsub",
+    trigger_id: null,
+    script_id: newId(),
+    execution_id: null,
+    payload: JSON.stringify({ event: { pubsub: { message: {} } } }),
+    due_at: clock.iso(),
+    attempts: 0,
+    depth: 1,
+    principal: null,
+    reply_to: null,
+    claimed_by: "A",
+    lease_until: toIso(clock.now() + 330_000),
+    created_at: clock.iso(),
+  });
+  const holders = async (ids: string[]) =>
+    (
+      await database.db
+        .selectFrom("outbox")
+        .select(["claimed_by", "lease_until"])
+        .where("id", "in", ids)
+        .execute()
+    ).map((r) => [r.claimed_by, r.lease_until]);
+
+  it("rows written claimed while the dispatcher stops are given back at once; stop waits for their write", async () => {
+    const ran: Job[] = [];
+    const dispatcher = createDispatcher({
+      database,
+      clock,
+      logger: cap.logger,
+      executor: {
+        scripts: async () => new Map(),
+        run: async (job) => {
+          ran.push(job);
+          throw new Error("must not run");
+        },
+      },
+      executions: executionsRepo(database),
+      failures: { onRunFailed: async () => "drop" },
+      inbox: new Inbox("A", 10),
+      instanceId: "A",
+      maxConcurrency: 4,
+    });
+    await dispatcher.start();
+    await dispatcher.idle();
+    // A publish reserved two slots and is writing its rows when the process begins to stop.
+    expect(dispatcher.local.reserve(2)).toBe(2);
+    const rows = [ownRow(), ownRow()];
+    const repo = outboxRepo(database, clock);
+    for (const r of rows) await repo.insert(database.db, r);
+    let stopped = false;
+    const stopping = dispatcher.stop().then(() => {
+      stopped = true;
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false); // the reserved slots' rows are not settled yet
+    dispatcher.local.start(rows, new Map());
+    await stopping;
+    expect(ran).toEqual([]);
+    // Anyone's again now (another instance claims them at once), not after a 330 s lease.
+    expect(await holders(rows.map((r) => r.id))).toEqual([
+      [null, null],
+      [null, null],
+    ]);
+    expect(dispatcher.running).toBe(0);
+    await database.db.deleteFrom("outbox").execute();
+  });
+
+  it("rows claimed just as the dispatcher stops are given back, not failed as shutdown runs", async () => {
+    const ran: Job[] = [];
+    let stopping: Promise<void> | null = null;
+    const dispatcher = createDispatcher({
+      database,
+      clock,
+      logger: cap.logger,
+      executor: {
+        // The stop arrives between the claim and the runs' start.
+        scripts: async () => {
+          stopping = dispatcher.stop();
+          return new Map();
+        },
+        run: async (job) => {
+          ran.push(job);
+          throw new Error("must not run");
+        },
+      },
+      executions: executionsRepo(database),
+      failures: { onRunFailed: async () => "retry" },
+      inbox: new Inbox("A", 10),
+      instanceId: "A",
+      maxConcurrency: 4,
+    });
+    const rows = [ownRow(), ownRow(), ownRow()].map((r) => ({ ...r, claimed_by: null, lease_until: null }));
+    const repo = outboxRepo(database, clock);
+    for (const r of rows) await repo.insert(database.db, r);
+    await dispatcher.start();
+    await until(() => stopping !== null);
+    await stopping;
+    expect(ran).toEqual([]);
+    expect(await holders(rows.map((r) => r.id))).toEqual(rows.map(() => [null, null]));
+    const attempts = await database.db.selectFrom("outbox").select("attempts").execute();
+    expect(attempts.map((a) => Number(a.attempts))).toEqual([0, 0, 0]);
+    await database.db.deleteFrom("outbox").execute();
+  });
 });

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createChangeEvents, type EventSink } from "../../src/dispatch/change-events.js";
+import { scriptsByIds } from "../../src/dispatch/change-events-repo.js";
 import {
   createOutboxWriter,
   type LocalRuns,
@@ -37,11 +38,11 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
   /** Fails the whole outbox write of any batch that holds a message marked `poison`. */
   const poisoned = (real: OutboxWriter): OutboxWriter => ({
     ...real,
-    async enqueueMany(trx, runs) {
-      const ids = await real.enqueueMany(trx, runs);
+    async enqueueOwn(trx, runs, scriptsOf, hold) {
+      const own = await real.enqueueOwn(trx, runs, scriptsOf, hold);
       if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
         throw new Error("poisoned message");
-      return ids;
+      return own;
     },
   });
   const sinkOn = (db: Database<PlatformDB>, onTransaction?: (t: TransactionInfo) => void): EventSink =>
@@ -225,9 +226,9 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       maxDepth: 8,
       outbox: {
         ...real,
-        enqueueMany: (trx, runs) => {
+        enqueueOwn: (trx, runs, scriptsOf, hold) => {
           inTransaction.push(trx.isTransaction);
-          return real.enqueueMany(trx, runs);
+          return real.enqueueOwn(trx, runs, scriptsOf, hold);
         },
       },
     });
@@ -256,7 +257,8 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     }
   });
 
-  it("on PostgreSQL the runs this process has slots for are written claimed by it and started at once", async () => {
+  /** A script and two pubsub triggers running it, on "orders.*" and "orders.paid"; its id. */
+  async function orderTriggers(): Promise<string> {
     const scriptId = newId();
     await database.db
       .insertInto("apps")
@@ -294,31 +296,45 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     };
     await withScript("orders.*");
     await withScript("orders.paid");
-    const pg = database.backend === "postgres";
-    const heard: string[] = [];
-    const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
-    let free = 2;
-    const started: { rows: OutboxRow[]; scripts: string[] }[] = [];
+    return scriptId;
+  }
+
+  /** This process's dispatcher as the writer sees it, with `free` slots; what it was asked to start. */
+  function fakeLocal(slots: number) {
+    const state = { free: slots, started: [] as { rows: OutboxRow[]; scripts: string[] }[] };
     const local: LocalRuns = {
       instanceId: "me",
       reserve(n) {
-        const k = Math.min(n, free);
-        free -= k;
+        const k = Math.min(n, state.free);
+        state.free -= k;
         return k;
       },
       unreserve(n) {
-        free += n;
+        state.free += n;
       },
       start(rows, scripts) {
-        started.push({ rows: [...rows], scripts: [...scripts.values()].map((s) => `${s.id}:${s.source}`) });
+        state.started.push({
+          rows: [...rows],
+          scripts: [...scripts.values()].map((s) => `${s.id}:${s.source}`),
+        });
       },
     };
+    return { state, local };
+  }
+
+  it("the runs this process has slots for are written claimed by it and started once committed", async () => {
+    const scriptId = await orderTriggers();
+    const pg = database.backend === "postgres";
+    const heard: string[] = [];
+    const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
+    const { state, local } = fakeLocal(2);
+    let wakes = 0;
     const sink = createChangeEvents({
       clock,
       database,
       logger: cap.logger,
       maxDepth: 8,
-      outbox: createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local }),
+      outbox: createOutboxWriter({ dialect: database.dialect, wake: () => void wakes++, local: () => local }),
     });
     const publish = (i: number) =>
       sink.publish({ appId: APP, topic: "orders.paid", message: { i }, depth: 0 });
@@ -327,15 +343,9 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     const rows = await outboxRows();
     expect(rows).toHaveLength(6);
     const mine = rows.filter((r) => r.claimed_by === "me");
-    if (!pg) {
-      // SQLite writes inside a transaction: every row waits for the dispatcher's claim.
-      expect(started).toEqual([]);
-      expect(mine).toEqual([]);
-      return;
-    }
-    expect(started).toHaveLength(1);
-    expect(started[0]?.scripts).toEqual([`${scriptId}:export default () => 1`]);
-    expect(started[0]?.rows.map((r) => r.id).sort()).toEqual(mine.map((r) => r.id).sort());
+    expect(state.started).toHaveLength(1);
+    expect(state.started[0]?.scripts).toEqual([`${scriptId}:export default () => 1`]);
+    expect(state.started[0]?.rows.map((r) => r.id).sort()).toEqual(mine.map((r) => r.id).sort());
     expect(mine).toHaveLength(2);
     for (const r of mine) expect(r.lease_until).toBe(toIso(clock.now() + LEASE_MS));
     // The four without a slot here are anyone's: another instance claims exactly those.
@@ -346,15 +356,83 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
         .map((r) => r.id)
         .sort(),
     );
-    // A write whose runs are all this process's own announces nothing.
-    free = 10;
+    // A write whose runs are all this process's own announces nothing (no NOTIFY, no wake-up).
+    const wakesBefore = wakes;
+    if (!pg) expect(wakesBefore).toBeGreaterThan(0);
+    state.free = 10;
     expect(await publish(3)).toBe(2);
-    expect(started).toHaveLength(2);
-    expect(started[1]?.rows).toHaveLength(2);
-    await database.notifier.publish(OUTBOX_CHANNEL, "marker");
-    await until(() => heard.includes("marker"));
-    expect(heard).toEqual(["", "marker"]);
+    expect(state.started).toHaveLength(2);
+    expect(state.started[1]?.rows).toHaveLength(2);
+    expect(wakes).toBe(wakesBefore);
+    if (pg) {
+      await database.notifier.publish(OUTBOX_CHANNEL, "marker");
+      await until(() => heard.includes("marker"));
+      expect(heard).toEqual(["", "marker"]);
+    }
     await unsubscribe?.();
+  });
+
+  it("only runs due now are written claimed; a batch that does not commit frees its slots and starts nothing", async () => {
+    const scriptId = await orderTriggers();
+    const { state, local } = fakeLocal(10);
+    const writer = createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local });
+    const run = (dueAt: string): TriggeredRun => ({
+      appId: APP,
+      sourceKind: "pubsub",
+      triggerId: newId(),
+      scriptId,
+      event: { pubsub: {} },
+      depth: 1,
+      principal: null,
+      dueAt,
+      now: clock.iso(),
+    });
+    const later = toIso(clock.now() + 60_000);
+    const own = await writer.enqueueOwn(database.db, [run(clock.iso()), run(later)], (ids) =>
+      scriptsByIds(database.db, database.dialect, ids),
+    );
+    expect(own?.rows.map((r) => r.due_at)).toEqual([clock.iso()]);
+    expect(state.free).toBe(9);
+    const rows = await outboxRows();
+    expect(rows.map((r) => [r.due_at === later, r.claimed_by])).toEqual(
+      expect.arrayContaining([
+        [false, "me"],
+        [true, null],
+      ]),
+    );
+    own?.start();
+    own?.drop(); // too late: it started
+    expect(state.free).toBe(9);
+    expect(state.started.map((s) => s.scripts)).toEqual([[`${scriptId}:export default () => 1`]]);
+    await database.db.deleteFrom("outbox").execute();
+
+    // A batch whose transaction fails after its rows were written (a realtime log row fails here):
+    // its runs roll back, their slots come back, nothing starts; each publish is retried alone.
+    await database.db
+      .insertInto("topics")
+      .values({ app_id: APP, name: "orders.paid", external: 1, created_at: clock.iso() })
+      .execute();
+    state.started = [];
+    const sink = createChangeEvents({
+      clock,
+      database,
+      logger: cap.logger,
+      maxDepth: 8,
+      outbox: poisoned(createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local })),
+    });
+    const results = await Promise.allSettled(
+      [0, 1, 2].map((i) =>
+        sink.publish({ appId: APP, topic: "orders.paid", message: { i, poison: i === 1 }, depth: 0 }),
+      ),
+    );
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const written = await outboxRows();
+    expect(written).toHaveLength(4);
+    expect(written.map((r) => r.claimed_by)).toEqual(["me", "me", "me", "me"]);
+    expect(state.started.flatMap((s) => s.rows.map((r) => r.id)).sort()).toEqual(
+      written.map((r) => r.id).sort(),
+    );
+    expect(state.free).toBe(10 - 1 - 4);
   });
 
   it("a batch whose outbox statement fails writes nothing; each publish is retried alone", async () => {
@@ -368,10 +446,10 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       // The statement fails before anything is written (as a failing one-statement write does).
       outbox: {
         ...real,
-        async enqueueMany(trx, runs) {
+        async enqueueOwn(trx, runs, scriptsOf, hold) {
           if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
             throw new Error("poisoned message");
-          return real.enqueueMany(trx, runs);
+          return real.enqueueOwn(trx, runs, scriptsOf, hold);
         },
       },
       publishCommit: { onTransaction: (t) => transactions.push(t) },
