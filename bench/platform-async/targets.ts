@@ -102,7 +102,10 @@ function jobCommands(
   };
 }
 
-export async function startPlatformAsync(args: { databaseUrl?: string }): Promise<ServerTarget> {
+export async function startPlatformAsync(args: {
+  databaseUrl?: string;
+  noLocalRuns?: boolean;
+}): Promise<ServerTarget> {
   const dataDir = mkdtempSync(join(tmpdir(), "bench-platform-async-"));
   const config = loadEnv(envSpec, {
     DATA_DIR: dataDir,
@@ -140,6 +143,9 @@ export async function startPlatformAsync(args: { databaseUrl?: string }): Promis
 
   // The SDK's own publishDurable (what a script's pubsub.publishDurable runs), minus the sandbox call.
   const runtime = built.engine.runtime;
+  // A/B of the local-runs shortcut (bench/platform BENCH_LOCAL_AB): this process never has a slot
+  // for a run as it is written, so every run is announced, claimed and its script read, as before it.
+  if (args.noLocalRuns) runtime.dispatcher.local.reserve = () => 0;
   const pubsub = pubsubOps(runtime.sdk, {
     appId: app.id,
     scriptId: script.id,

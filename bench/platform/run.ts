@@ -23,6 +23,7 @@ const HOST = "bench.test";
 const TRIGGER_JOBS = Number(process.env.BENCH_N ?? 600);
 const TRIGGER_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const pgUrl = process.env.DATABASE_URL;
+const LOCAL_AB = process.env.BENCH_LOCAL_AB === "1";
 const steps = new Set((process.env.PLATFORM_BENCH_STEPS ?? "hello,isolation,first,triggers").split(","));
 
 const bench = startBench(
@@ -72,7 +73,7 @@ async function triggerStep() {
     pgCpuS: number;
     bursts: Figures[];
   }
-  const rounds = async (pgDatabaseUrl: string | null): Promise<Side[]> => {
+  const rounds = async (pgDatabaseUrl: string | null, pgAbUrl: string | null): Promise<Side[]> => {
     const side = async (name: string, args: Record<string, unknown>): Promise<Side> => ({
       name,
       target: await bench.server(`triggers (${name})`, targets, "startPlatformAsync", args),
@@ -82,6 +83,14 @@ async function triggerStep() {
     });
     const sides = [await side("SQLite", {})];
     if (pgDatabaseUrl) sides.push(await side("PostgreSQL", { databaseUrl: pgDatabaseUrl }));
+    // BENCH_LOCAL_AB=1: each backend also without local runs (runs written claimed by the
+    // publishing process), in the same rounds, for the shortcut's A/B in the same conditions.
+    if (LOCAL_AB) {
+      sides.push(await side("SQLite, no local runs", { noLocalRuns: true }));
+      // Its own database: in one database the two would claim each other's rows.
+      if (pgAbUrl)
+        sides.push(await side("PostgreSQL, no local runs", { databaseUrl: pgAbUrl, noLocalRuns: true }));
+    }
     // Warm-up (not counted): the first runs load the worker's context and open connections.
     for (const s of sides) await s.target.call("burst", 50);
     for (let r = 0; r < TRIGGER_ROUNDS; r++)
@@ -98,10 +107,21 @@ async function triggerStep() {
     }
     return sides;
   };
-  const sides = pgUrl ? await withDatabase(pgUrl, (url) => rounds(url)) : await rounds(null);
+  const sides = pgUrl
+    ? await withDatabase(pgUrl, (url) =>
+        LOCAL_AB ? withDatabase(pgUrl, (ab) => rounds(url, ab)) : rounds(url, null),
+      )
+    : await rounds(null, null);
   const jobs = TRIGGER_JOBS * TRIGGER_ROUNDS;
   const perSecond = (s: Side) => median(s.bursts.map((b) => b.perSecond));
-  const [sqlite, pg] = sides as [Side, Side | undefined];
+  const [sqlite, pg, ...ab] = sides as [Side, Side | undefined, ...Side[]];
+  for (const s of ab)
+    bench.figure({
+      label: `trigger runs/s, ${s.name}`,
+      value: perSecond(s),
+      unit: "runs/s",
+      note: `(${s.bursts.map((b) => b.perSecond.toFixed(0)).join(", ")}), server CPU ${((s.cpuS * 1000) / jobs).toFixed(3)} ms/run${s.pgCpuS > 0 ? ` + PostgreSQL's ${((s.pgCpuS * 1000) / jobs).toFixed(3)} ms/run` : ""}, p99 ${median(s.bursts.map((b) => b.p99))} ms`,
+    });
   bench.figure({
     label: "trigger runs/s on SQLite",
     value: perSecond(sqlite),
