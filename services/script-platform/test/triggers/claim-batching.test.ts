@@ -12,6 +12,7 @@ import type { Finished, Job, JobRunner } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { executionsRepo } from "../../src/execution/executions-repo.js";
 import { until } from "../runtime/turns.js";
+import { backlogRow, pubsubRow, succeeded } from "./outbox-fixtures.js";
 
 const APP = newId();
 
@@ -45,48 +46,14 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
       run(job) {
         jobs.push(job);
         return new Promise<Finished>((resolve) => {
-          waiting.push(() => {
-            const now = clock.iso();
-            resolve({
-              outcome: { ok: true, value: null },
-              record: {
-                id: job.executionId,
-                app_id: job.appId,
-                script_id: job.scriptId,
-                invocation_type: job.invocationType,
-                status: "succeeded",
-                duration_ms: 0,
-                logs: [],
-                error: null,
-                instance_id: "A",
-                created_at: now,
-                finished_at: now,
-              },
-            });
-          });
+          waiting.push(() => resolve(succeeded(job, clock)));
         });
       },
     };
     const finish = (n: number) => {
       for (let i = 0; i < n; i++) waiting.shift()?.();
     };
-    const rows: OutboxRow[] = Array.from({ length: 48 }, (_, i) => ({
-      id: newId(),
-      app_id: APP,
-      source_kind: "pubsub",
-      trigger_id: null,
-      script_id: newId(),
-      execution_id: null,
-      payload: JSON.stringify({ event: { pubsub: { message: { i } } } }),
-      due_at: toIso(clock.now() - 1000 + i),
-      attempts: 0,
-      depth: 1,
-      principal: null,
-      reply_to: null,
-      claimed_by: null,
-      lease_until: null,
-      created_at: toIso(clock.now() - 1000),
-    }));
+    const rows = Array.from({ length: 48 }, (_, i) => backlogRow(clock, APP, i));
     await outboxRepo(database, clock).insertMany(database.db, rows);
     const dispatcher = createDispatcher({
       database,
@@ -167,23 +134,8 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   });
 
   /** A row as a publish of this process writes it when it has a slot for it: claimed by "A". */
-  const ownRow = (): OutboxRow => ({
-    id: newId(),
-    app_id: APP,
-    source_kind: "pubsub",
-    trigger_id: null,
-    script_id: newId(),
-    execution_id: null,
-    payload: JSON.stringify({ event: { pubsub: { message: {} } } }),
-    due_at: clock.iso(),
-    attempts: 0,
-    depth: 1,
-    principal: null,
-    reply_to: null,
-    claimed_by: "A",
-    lease_until: toIso(clock.now() + 330_000),
-    created_at: clock.iso(),
-  });
+  const ownRow = (): OutboxRow =>
+    pubsubRow(clock, APP, { claimed_by: "A", lease_until: toIso(clock.now() + 330_000) });
   const holders = async (ids: string[]) =>
     (
       await database.db

@@ -1,4 +1,4 @@
-import { FakeClock, toIso } from "@app/kit/clock";
+import { FakeClock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { createTestDatabase } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
@@ -13,6 +13,7 @@ import type { Job, JobRunner } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { executionsRepo } from "../../src/execution/executions-repo.js";
 import { until } from "../runtime/turns.js";
+import { backlogRow, succeeded } from "./outbox-fixtures.js";
 
 const APP = newId();
 
@@ -57,42 +58,10 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
     },
     async run(job) {
       jobs.push(job);
-      const now = clock.iso();
-      return {
-        outcome: { ok: true, value: null },
-        record: {
-          id: job.executionId,
-          app_id: job.appId,
-          script_id: job.scriptId,
-          invocation_type: job.invocationType,
-          status: "succeeded",
-          duration_ms: 0,
-          logs: [],
-          error: null,
-          instance_id: "A",
-          created_at: now,
-          finished_at: now,
-        },
-      };
+      return succeeded(job, clock);
     },
   };
-  const row = (i: number, scriptId: string): OutboxRow => ({
-    id: newId(),
-    app_id: APP,
-    source_kind: "pubsub",
-    trigger_id: null,
-    script_id: scriptId,
-    execution_id: null,
-    payload: JSON.stringify({ event: { pubsub: { message: { i } } } }),
-    due_at: toIso(clock.now() - 1000 + i),
-    attempts: 0,
-    depth: 1,
-    principal: null,
-    reply_to: null,
-    claimed_by: null,
-    lease_until: null,
-    created_at: toIso(clock.now() - 1000),
-  });
+  const row = (i: number, scriptId: string): OutboxRow => backlogRow(clock, APP, i, { script_id: scriptId });
 
   const runBatch = async (n: number) => {
     const ids = [known[0], known[1], gone] as string[];

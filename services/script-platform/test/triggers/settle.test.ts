@@ -9,6 +9,7 @@ import { GroupCommit } from "../../src/dispatch/group-commit.js";
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { pubsubRow } from "./outbox-fixtures.js";
 
 const APP = newId();
 
@@ -25,23 +26,8 @@ describe("settles: record in and outbox row out together", () => {
   /** The database as the group commit sees it, counting the transactions it opens. */
   let counted: Database<PlatformDB>;
 
-  const row = (): OutboxRow => ({
-    id: newId(),
-    app_id: APP,
-    source_kind: "pubsub",
-    trigger_id: null,
-    script_id: newId(),
-    execution_id: null,
-    payload: "{}",
-    due_at: toIso(clock.now()),
-    attempts: 0,
-    depth: 1,
-    principal: null,
-    reply_to: null,
-    claimed_by: "A",
-    lease_until: toIso(clock.now() + 60_000),
-    created_at: toIso(clock.now()),
-  });
+  const row = (): OutboxRow =>
+    pubsubRow(clock, APP, { payload: "{}", claimed_by: "A", lease_until: toIso(clock.now() + 60_000) });
   const record = (r: OutboxRow): ExecutionRecord => ({
     id: newId(),
     app_id: r.app_id,
