@@ -6,13 +6,10 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
-import { createDispatcher } from "../../src/dispatch/dispatcher.js";
-import { Inbox } from "../../src/dispatch/inbox.js";
 import type { Finished, Job, JobRunner } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
-import { executionsRepo } from "../../src/execution/executions-repo.js";
 import { until } from "../runtime/turns.js";
-import { backlogRow, pubsubRow, succeeded } from "./outbox-fixtures.js";
+import { backlogRow, pubsubRow, succeeded, testDispatcher } from "./outbox-fixtures.js";
 
 const APP = newId();
 
@@ -55,16 +52,11 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
     };
     const rows = Array.from({ length: 48 }, (_, i) => backlogRow(clock, APP, i));
     await outboxRepo(database, clock).insertMany(database.db, rows);
-    const dispatcher = createDispatcher({
+    const dispatcher = testDispatcher({
       database,
       clock,
       logger: cap.logger,
       executor,
-      executions: executionsRepo(database),
-      failures: { onRunFailed: async () => "drop" },
-      inbox: new Inbox("A", 10),
-      instanceId: "A",
-      maxConcurrency: 32,
     });
     await dispatcher.start();
     await until(() => jobs.length === 32);
@@ -103,7 +95,7 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   });
 
   it("runs handed over by the outbox writer take free slots only, counted with the claimed ones", async () => {
-    const dispatcher = createDispatcher({
+    const dispatcher = testDispatcher({
       database,
       clock,
       logger: cap.logger,
@@ -111,10 +103,6 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
         scripts: async () => new Map(),
         run: () => new Promise<Finished>(() => {}),
       },
-      executions: executionsRepo(database),
-      failures: { onRunFailed: async () => "drop" },
-      inbox: new Inbox("A", 10),
-      instanceId: "A",
       maxConcurrency: 4,
     });
     // Not started: no slot to give.
@@ -147,7 +135,7 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
 
   it("rows written claimed while the dispatcher stops are given back at once; stop waits for their write", async () => {
     const ran: Job[] = [];
-    const dispatcher = createDispatcher({
+    const dispatcher = testDispatcher({
       database,
       clock,
       logger: cap.logger,
@@ -158,10 +146,6 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
           throw new Error("must not run");
         },
       },
-      executions: executionsRepo(database),
-      failures: { onRunFailed: async () => "drop" },
-      inbox: new Inbox("A", 10),
-      instanceId: "A",
       maxConcurrency: 4,
     });
     await dispatcher.start();
@@ -192,7 +176,7 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   it("rows claimed just as the dispatcher stops are given back, not failed as shutdown runs", async () => {
     const ran: Job[] = [];
     let stopping: Promise<void> | null = null;
-    const dispatcher = createDispatcher({
+    const dispatcher = testDispatcher({
       database,
       clock,
       logger: cap.logger,
@@ -207,10 +191,7 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
           throw new Error("must not run");
         },
       },
-      executions: executionsRepo(database),
       failures: { onRunFailed: async () => "retry" },
-      inbox: new Inbox("A", 10),
-      instanceId: "A",
       maxConcurrency: 4,
     });
     const rows = [ownRow(), ownRow(), ownRow()].map((r) => ({ ...r, claimed_by: null, lease_until: null }));

@@ -7,13 +7,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ScriptRecord } from "../../src/control/scripts-repo.js";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
-import { createDispatcher } from "../../src/dispatch/dispatcher.js";
-import { Inbox } from "../../src/dispatch/inbox.js";
 import type { Job, JobRunner } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
-import { executionsRepo } from "../../src/execution/executions-repo.js";
 import { until } from "../runtime/turns.js";
-import { backlogRow, succeeded } from "./outbox-fixtures.js";
+import { backlogRow, succeeded, testDispatcher } from "./outbox-fixtures.js";
 
 const APP = newId();
 
@@ -67,16 +64,11 @@ describe("dispatcher: the scripts of a claim are read at once", () => {
     const ids = [known[0], known[1], gone] as string[];
     const rows = Array.from({ length: n }, (_, i) => row(i, ids[i % 3] as string));
     await outboxRepo(database, clock).insertMany(database.db, rows);
-    const dispatcher = createDispatcher({
+    const dispatcher = testDispatcher({
       database,
       clock,
       logger: cap.logger,
       executor,
-      executions: executionsRepo(database),
-      failures: { onRunFailed: async () => "drop" },
-      inbox: new Inbox("A", 10),
-      instanceId: "A",
-      maxConcurrency: 32,
     });
     await dispatcher.start();
     await until(async () => (await recorded()).length === n);

@@ -1,8 +1,11 @@
-// Outbox rows and finished runs as the dispatcher tests build them (one shape, many tests).
+// Outbox rows, finished runs and a dispatcher as the dispatcher tests build them (one shape, many tests).
 import { type Clock, toIso } from "@app/kit/clock";
 import { newId } from "@app/kit/ids";
+import { createDispatcher, type DispatcherDeps } from "../../src/dispatch/dispatcher.js";
+import { Inbox } from "../../src/dispatch/inbox.js";
 import type { Finished, Job } from "../../src/dispatch/job.js";
 import type { OutboxRow } from "../../src/dispatch/outbox.js";
+import { executionsRepo } from "../../src/execution/executions-repo.js";
 
 /** An open pubsub row of `appId`, due now, for a fresh script unless `over` says otherwise. */
 export function pubsubRow(clock: Clock, appId: string, over: Partial<OutboxRow> = {}): OutboxRow {
@@ -55,4 +58,21 @@ export function succeeded(job: Job, clock: Clock): Finished {
       finished_at: now,
     },
   };
+}
+
+/**
+ * A dispatcher of instance "A" over `database` recording into the real executions table, with
+ * `executor` running its jobs; failed runs are dropped unless `over` says otherwise.
+ */
+export function testDispatcher(
+  deps: Pick<DispatcherDeps, "database" | "clock" | "logger" | "executor"> & Partial<DispatcherDeps>,
+) {
+  return createDispatcher({
+    executions: executionsRepo(deps.database),
+    failures: { onRunFailed: async () => "drop" },
+    inbox: new Inbox("A", 10),
+    instanceId: "A",
+    maxConcurrency: 32,
+    ...deps,
+  });
 }
