@@ -1,6 +1,7 @@
-import { type Kysely, PREPARED_MARK, sql } from "@app/kit/db";
+import { type Kysely, sql } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { OutboxTable } from "../db/schema-data.js";
+import { compiledPerRowCount } from "./group-commit.js";
 
 /**
  * SQL of the outbox rows the dispatch capability writes besides the runtime's own (outbox.ts):
@@ -70,8 +71,6 @@ const TEMPLATE_ROW: NewOutboxRow = {
   claimed_by: null,
   lease_until: null,
 };
-type Compiled = ReturnType<ReturnType<Kysely<PlatformDB>["selectNoFrom"]>["compile"]>;
-
 /**
  * PostgreSQL: the rows and their NOTIFY in one statement (one round trip instead of two); the
  * NOTIFY is still delivered at COMMIT only. Up to 500 rows (see insertOutboxRows). With `notify`
@@ -80,26 +79,25 @@ type Compiled = ReturnType<ReturnType<Kysely<PlatformDB>["selectNoFrom"]>["compi
  * building, no server-side parse per batch.
  */
 export function insertOutboxRowsAndNotify() {
-  const cache = new Map<string, Compiled>();
-  return async (trx: Kysely<PlatformDB>, rows: readonly NewOutboxRow[], notify = true): Promise<void> => {
-    const n = rows.length;
-    if (n === 0) return;
-    const key = `${n}:${notify}`;
-    let compiled = cache.get(key);
-    if (!compiled) {
-      const values = Array.from({ length: n }, () => ({ ...TEMPLATE_ROW, reply_to: null }));
-      const built = notify
-        ? trx
-            .with("inserted", (q) => q.insertInto("outbox").values(values))
-            .selectNoFrom(sql<string>`pg_notify(${OUTBOX_CHANNEL}, '')`.as("notified"))
-            .compile()
-        : trx.insertInto("outbox").values(values).compile();
+  const statement = (notify: boolean) =>
+    compiledPerRowCount(
+      (trx, n) => {
+        const values = Array.from({ length: n }, () => ({ ...TEMPLATE_ROW, reply_to: null }));
+        return notify
+          ? trx
+              .with("inserted", (q) => q.insertInto("outbox").values(values))
+              .selectNoFrom(sql<string>`pg_notify(${OUTBOX_CHANNEL}, '')`.as("notified"))
+          : trx.insertInto("outbox").values(values);
+      },
       // Each row binds its NEW_ROW_COLUMNS and reply_to (null), then comes the channel name.
-      if (built.parameters.length !== n * (NEW_ROW_COLUMNS.length + 1) + (notify ? 1 : 0))
-        throw new Error(`outbox insert: ${built.parameters.length} parameters for ${n} rows`);
-      compiled = { ...built, sql: PREPARED_MARK + built.sql } as Compiled;
-      if (n <= 64) cache.set(key, compiled);
-    }
+      (n) => n * (NEW_ROW_COLUMNS.length + 1) + (notify ? 1 : 0),
+      { prepared: true },
+    );
+  const withNotify = statement(true);
+  const rowsOnly = statement(false);
+  return async (trx: Kysely<PlatformDB>, rows: readonly NewOutboxRow[], notify = true): Promise<void> => {
+    if (rows.length === 0) return;
+    const compiled = (notify ? withNotify : rowsOnly)(trx, rows.length);
     const parameters: unknown[] = [];
     for (const row of rows) {
       for (const c of NEW_ROW_COLUMNS) parameters.push(row[c] ?? null);

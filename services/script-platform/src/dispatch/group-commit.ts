@@ -1,4 +1,4 @@
-import type { Database, Kysely } from "@app/kit/db";
+import { type Database, type Kysely, PREPARED_MARK } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 
 type Trx = Kysely<PlatformDB>;
@@ -259,30 +259,49 @@ export class GroupCommit {
 }
 
 /**
- * A multi-row statement whose SQL is compiled once per row count: Kysely builds it from a
- * template, later calls only bind new parameters (no query building or compiling per request).
- * `build(trx, n)` must produce a statement whose parameters are exactly `n` rows of `columns`
- * values in that order (a template row with every column set, e.g. `values(Array(n).fill(t))`).
+ * A statement whose SQL depends only on how many rows it carries, compiled once per row count:
+ * Kysely builds it from a template, later calls only bind parameters (no query building or
+ * compiling per batch). `params(n)` is how many parameters `n` rows bind, checked once per count.
+ * `prepared` marks it for kit's PostgreSQL connection as a named prepared statement (parsed and
+ * planned once per connection).
+ */
+export function compiledPerRowCount(
+  build: (trx: Trx, n: number) => { compile(): CompiledQuery },
+  params: (n: number) => number,
+  opts: { prepared?: boolean; maxCached?: number } = {},
+): (trx: Trx, n: number) => CompiledQuery {
+  const cache = new Map<number, CompiledQuery>();
+  const maxCached = opts.maxCached ?? 64;
+  return (trx, n) => {
+    const cached = cache.get(n);
+    if (cached) return cached;
+    const built = build(trx, n).compile();
+    if (built.parameters.length !== params(n))
+      throw new Error(
+        `compiled statement: ${built.parameters.length} parameters for ${n} rows, expected ${params(n)}`,
+      );
+    const compiled = opts.prepared ? { ...built, sql: PREPARED_MARK + built.sql } : built;
+    if (n <= maxCached) cache.set(n, compiled);
+    return compiled;
+  };
+}
+
+/**
+ * A multi-row statement compiled once per row count (see compiledPerRowCount). `build(trx, n)`
+ * must produce a statement whose parameters are exactly `n` rows of `columns` values in that
+ * order (a template row with every column set, e.g. `values(Array(n).fill(t))`).
  */
 export function multiRowStatement<R>(
   columns: readonly (keyof R & string)[],
   build: (trx: Trx, n: number) => { compile(): CompiledQuery },
   maxCached = 64,
 ) {
-  const cache = new Map<number, CompiledQuery>();
+  const compiled = compiledPerRowCount(build, (n) => n * columns.length, { maxCached });
   return async (trx: Trx, rows: readonly R[]): Promise<void> => {
     if (rows.length === 0) return;
-    let compiled = cache.get(rows.length);
-    if (!compiled) {
-      compiled = build(trx, rows.length).compile();
-      if (compiled.parameters.length !== rows.length * columns.length)
-        throw new Error(
-          `multiRowStatement: ${compiled.parameters.length} parameters for ${rows.length} rows`,
-        );
-      if (rows.length <= maxCached) cache.set(rows.length, compiled);
-    }
+    const statement = compiled(trx, rows.length);
     const parameters: unknown[] = [];
     for (const r of rows) for (const c of columns) parameters.push(r[c]);
-    await trx.executeQuery({ ...compiled, parameters });
+    await trx.executeQuery({ ...statement, parameters });
   };
 }

@@ -1,6 +1,6 @@
-import { type Database, type Insertable, type Kysely, PREPARED_MARK, type Selectable } from "@app/kit/db";
+import type { Database, Insertable, Kysely, Selectable } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
-import { type MergedWrite, multiRowStatement } from "../dispatch/group-commit.js";
+import { compiledPerRowCount, type MergedWrite, multiRowStatement } from "../dispatch/group-commit.js";
 import type { ExecutionRecord, RunError } from "../dispatch/job.js";
 import type { LogEntry } from "../sandbox/engine.js";
 
@@ -129,22 +129,26 @@ export function executionsRepo(database: Database<PlatformDB>) {
   );
   // A settle's two writes (the record in, its outbox row out). On PostgreSQL one statement (a
   // data-modifying CTE), compiled once per row count: the group commit then needs no transaction.
-  const settleStatements = new Map<number, ReturnType<ReturnType<typeof settleStatement>["compile"]>>();
-  const settleStatement = (trx: Kysely<PlatformDB>, n: number) =>
-    trx
-      .with("settled", (q) =>
-        q
-          .deleteFrom("outbox")
-          .where(
-            "id",
-            "in",
-            Array.from({ length: n }, () => ""),
-          )
-          .returning("id"),
-      )
-      .insertInto("executions")
-      .values(Array.from({ length: n }, () => TEMPLATE))
-      .onConflict((oc) => oc.column("id").doNothing());
+  const settleStatement = compiledPerRowCount(
+    (trx, n) =>
+      trx
+        .with("settled", (q) =>
+          q
+            .deleteFrom("outbox")
+            .where(
+              "id",
+              "in",
+              Array.from({ length: n }, () => ""),
+            )
+            .returning("id"),
+        )
+        .insertInto("executions")
+        .values(Array.from({ length: n }, () => TEMPLATE))
+        .onConflict((oc) => oc.column("id").doNothing()),
+    // Each row's outbox id, then its record's columns.
+    (n) => n * (COLUMNS.length + 1),
+    { prepared: true },
+  );
   // SQLite's settle: the delete compiled once per row count too (building it per batch was ~4%
   // of the main thread under the hello load).
   const deleteOutboxRows = multiRowStatement<Settled>(["outboxId"], (trx, n) =>
@@ -163,19 +167,9 @@ export function executionsRepo(database: Database<PlatformDB>) {
       await deleteOutboxRows(trx, items);
       return;
     }
-    const n = items.length;
-    let compiled = settleStatements.get(n);
-    if (!compiled) {
-      const built = settleStatement(trx, n).compile();
-      if (built.parameters.length !== n * (COLUMNS.length + 1))
-        throw new Error(`settle statement: ${built.parameters.length} parameters for ${n} rows`);
-      // A prepared statement per row count: the server parses it once per connection.
-      compiled = { ...built, sql: PREPARED_MARK + built.sql };
-      if (n <= 64) settleStatements.set(n, compiled);
-    }
     const parameters: unknown[] = items.map((i) => i.outboxId);
     for (const { row } of items) for (const c of COLUMNS) parameters.push(row[c]);
-    await trx.executeQuery({ ...compiled, parameters });
+    await trx.executeQuery({ ...settleStatement(trx, items.length), parameters });
   };
   const toView = (r: Selectable<PlatformDB["executions"]>) => ({
     id: r.id,
