@@ -1,6 +1,9 @@
 // Statements per triggered run, by kind: runs bench/platform-async's target in this process with
 // the pg client's query() wrapped to count what reaches PostgreSQL (DATABASE_URL required).
 // Run: DATABASE_URL=… node --conditions=source --import tsx bench/platform/count-statements.ts
+// PG_STAT=1: on a server with pg_stat_statements loaded (shared_preload_libraries, track_planning
+// on), also prints the burst's planning and execution time per statement kind, read from it.
+// PLAN_CACHE_MODE=auto|force_generic_plan: sets it on every connection (an experiment knob).
 import { readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { withDatabase } from "../platform-async/measure.js";
@@ -14,6 +17,22 @@ const samples = new Map<string, { text: string; values: unknown }>();
 const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
 const original = proto.query;
 let counting = false;
+const planMode = process.env.PLAN_CACHE_MODE;
+if (planMode) {
+  if (!/^[a-z_]+$/.test(planMode)) throw new Error("PLAN_CACHE_MODE: a mode name");
+  // pg.Pool connects with a callback, a lone client without: both get the SET before use.
+  const connect = pg.Client.prototype.connect as (this: pg.Client) => Promise<void>;
+  (pg.Client.prototype as unknown as { connect: (cb?: (e?: Error) => void) => unknown }).connect =
+    function (this: pg.Client, cb?: (e?: Error) => void) {
+      const done = connect
+        .call(this)
+        .then(() => original.call(this, `SET plan_cache_mode = ${planMode}`) as Promise<unknown>)
+        .then(() => undefined);
+      if (!cb) return done;
+      done.then(() => cb(), (e: Error) => cb(e));
+      return undefined;
+    };
+}
 proto.query = function (this: unknown, ...args: unknown[]) {
   const q = args[0] as string | { text?: string; name?: string };
   const text = typeof q === "string" ? q : (q?.text ?? "");
@@ -65,6 +84,8 @@ await withDatabase(url, async (db) => {
   await t.commands?.burst?.(50);
   const name = new URL(db).pathname.slice(1);
   const before = postgresTicks(name);
+  const stat = process.env.PG_STAT ? await pgStat(db) : null;
+  await stat?.reset();
   const cpu0 = process.cpuUsage();
   counting = true;
   await t.commands?.burst?.(n);
@@ -76,9 +97,35 @@ await withDatabase(url, async (db) => {
     process.stdout.write(
       `postgres ${role}: ${(((ticks - (before.get(role) ?? 0)) * 10) / n).toFixed(3)} ms CPU/run\n`,
     );
+  await stat?.print();
   await t.close();
   if (process.env.REPLAY) await replay(db);
 });
+
+/** pg_stat_statements of this bench's database: reset before the burst, printed after it. */
+async function pgStat(db: string) {
+  const client = new pg.Client({ connectionString: db });
+  await client.connect();
+  await original.call(client, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements");
+  return {
+    reset: () => original.call(client, "SELECT pg_stat_statements_reset()"),
+    print: async () => {
+      const r = (await original.call(
+        client,
+        `SELECT calls, plans, total_plan_time AS plan, total_exec_time AS exec, rows,
+                left(regexp_replace(query, '\\s+', ' ', 'g'), 90) AS q
+           FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+          ORDER BY total_plan_time + total_exec_time DESC LIMIT 15`,
+      )) as { rows: { calls: number; plans: number; plan: number; exec: number; rows: number; q: string }[] };
+      process.stdout.write("pg_stat_statements (ms per run: planning, execution; calls, plans):\n");
+      for (const x of r.rows)
+        process.stdout.write(
+          `  ${(x.plan / n).toFixed(3)} ${(x.exec / n).toFixed(3)}  ${x.calls} ${x.plans}  ${x.q}\n`,
+        );
+      await client.end();
+    },
+  };
+}
 
 /**
  * Server CPU of each statement kind alone: REPLAY times each sample, inside a transaction that is

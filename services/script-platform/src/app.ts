@@ -152,6 +152,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const database = openDatabase<PlatformDB>({
     url: config.DATABASE_URL,
     sqliteFile: join(config.DATA_DIR, "platform.sqlite"),
+    // The platform's named statements are key and id-list lookups whose generic plans match the
+    // custom ones: re-planning the publish lookup on every run cost more than running it.
+    planCacheMode: "auto",
   });
   const started: Worker[] = [];
   let routeTable: ReturnType<typeof createRouteTable> | null = null;

@@ -28,6 +28,12 @@ export interface DatabaseOptions {
   acquireTimeoutMs?: number;
   /** PostgreSQL pool size. */
   poolSize?: number;
+  /**
+   * PostgreSQL `plan_cache_mode` of every connection (default `force_custom_plan`: named
+   * statements are planned on every run, as the feed's array-bound queries need). `auto` lets a
+   * named statement keep a generic plan when it costs no more than a custom one (key lookups).
+   */
+  planCacheMode?: "force_custom_plan" | "auto";
 }
 
 /** Connection waits since the database was opened (live counters, read by /metrics). */
@@ -292,7 +298,13 @@ export function openSqlite(file: string): SQLite.Database {
 
 export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
   const timeoutMs = opts.acquireTimeoutMs ?? 5000;
-  if (opts.url) return openPostgres<DB>(opts.url, timeoutMs, opts.poolSize ?? 10);
+  if (opts.url)
+    return openPostgres<DB>(
+      opts.url,
+      timeoutMs,
+      opts.poolSize ?? 10,
+      opts.planCacheMode ?? "force_custom_plan",
+    );
   if (!opts.sqliteFile) throw new Error("openDatabase needs url or sqliteFile");
   return openSqliteDatabase<DB>(opts.sqliteFile, timeoutMs);
 }
@@ -374,7 +386,12 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
   };
 }
 
-function openPostgres<DB>(url: string, timeoutMs: number, poolSize: number): Database<DB> {
+function openPostgres<DB>(
+  url: string,
+  timeoutMs: number,
+  poolSize: number,
+  planCacheMode: "force_custom_plan" | "auto",
+): Database<DB> {
   const types = {
     getTypeParser: ((oid: number, format?: "text" | "binary") =>
       PG_TYPE_PARSERS[oid] ?? pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
@@ -385,8 +402,9 @@ function openPostgres<DB>(url: string, timeoutMs: number, poolSize: number): Dat
     connectionTimeoutMillis: timeoutMs,
     types,
     // Named statements (preparedQuery) switch to a generic plan after five runs; for the feed's
-    // array-bound queries that plan was 3.5x slower. Plan per run, keep the saved parse.
-    options: "-c plan_cache_mode=force_custom_plan",
+    // array-bound queries that plan was 3.5x slower. Plan per run, keep the saved parse, unless
+    // the caller's statements are known to do well on generic plans.
+    options: `-c plan_cache_mode=${planCacheMode === "auto" ? "auto" : "force_custom_plan"}`,
   });
   // An idle client that errors (server restart) must not crash the process.
   pool.on("error", () => {});
