@@ -16,25 +16,37 @@ export type SizeKnobs = Pick<SandboxKnobs, "max_string_size" | "max_array_size" 
 
 /** Throws SizeLimitError when a string, byte value, array or object is over its knob. */
 export function checkSize(value: unknown, limits: SizeKnobs): void {
+  walk(value, limits);
+}
+
+/**
+ * Whether `value` holds any byte value (Uint8Array, Buffer), checking sizes on the way when
+ * `limits` is given: one walk serves both, and a value without bytes is encoded without a
+ * replacer (V8 calls one for every key).
+ */
+function walk(value: unknown, limits: SizeKnobs | null): boolean {
+  let bytes = false;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
     const v = stack.pop();
     if (typeof v === "string") {
-      if (v.length > limits.max_string_size) throw new SizeLimitError("max_string_size");
+      if (limits && v.length > limits.max_string_size) throw new SizeLimitError("max_string_size");
     } else if (v instanceof Uint8Array) {
-      if (v.byteLength > limits.max_string_size) throw new SizeLimitError("max_string_size");
+      bytes = true;
+      if (limits && v.byteLength > limits.max_string_size) throw new SizeLimitError("max_string_size");
     } else if (Array.isArray(v)) {
-      if (v.length > limits.max_array_size) throw new SizeLimitError("max_array_size");
+      if (limits && v.length > limits.max_array_size) throw new SizeLimitError("max_array_size");
       for (const x of v) stack.push(x);
     } else if (v !== null && typeof v === "object") {
       const ks = Object.keys(v);
-      if (ks.length > limits.max_map_size) throw new SizeLimitError("max_map_size");
+      if (limits && ks.length > limits.max_map_size) throw new SizeLimitError("max_map_size");
       for (const k of ks) {
-        if (k.length > limits.max_string_size) throw new SizeLimitError("max_string_size");
+        if (limits && k.length > limits.max_string_size) throw new SizeLimitError("max_string_size");
         stack.push((v as Record<string, unknown>)[k]);
       }
     }
   }
+  return bytes;
 }
 
 /** JSON text + buffers from the guest → host value (Buffers for bytes), size-checked. */
@@ -44,7 +56,16 @@ export function decodeFromGuest(
   marker: string,
   limits: SizeKnobs,
 ): unknown {
-  const value = JSON.parse(json, (_k, v) => {
+  // No bytes came along and no marker is in the text: nothing to revive (a reviver costs a call
+  // per value). A marker without its bytes still goes through the reviver and fails there.
+  const value =
+    blobs.length === 0 && !json.includes(marker) ? JSON.parse(json) : reviveBytes(json, blobs, marker);
+  checkSize(value, limits);
+  return value;
+}
+
+function reviveBytes(json: string, blobs: Uint8Array[], marker: string): unknown {
+  return JSON.parse(json, (_k, v) => {
     if (v !== null && typeof v === "object" && !Array.isArray(v)) {
       const ks = Object.keys(v);
       if (ks.length === 1 && ks[0] === marker) {
@@ -56,8 +77,6 @@ export function decodeFromGuest(
     }
     return v;
   });
-  checkSize(value, limits);
-  return value;
 }
 
 /**
@@ -70,7 +89,8 @@ export function encodeForGuest(
   limits: SizeKnobs,
   check = true,
 ): { json: string; blobs: Uint8Array[] } {
-  if (check) checkSize(value, limits);
+  if (!walk(value, check ? limits : null))
+    return { json: JSON.stringify(value ?? null) ?? "null", blobs: [] };
   const blobs: Uint8Array[] = [];
   const json = JSON.stringify(
     value === undefined ? null : value,
