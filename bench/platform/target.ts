@@ -2,7 +2,7 @@
 // PostgreSQL with `{backend: "postgres"}` (a fresh database on the server at DATABASE_URL), one
 // app on host bench.test, a `save` command that saves an endpoint script and routes GET <path>
 // to it, a `hog` command for a second app's scripts, and CPU profiling commands.
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
@@ -107,8 +107,22 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
         };
       })(),
       threads: async () => threadCpu(),
-      // Group-commit counters of the dispatcher: transactions per request is the figure that matters on SQLite.
-      commitStats: async () => ({ ...built.engine.runtime.dispatcher.commitStats }),
+      // Group-commit counters of the dispatcher (transactions per request is the figure that
+      // matters on SQLite) and kit's WAL syncs and worker checkpoints (zeros on PostgreSQL).
+      commitStats: async () => {
+        const d = built.ctx.database.durability;
+        return {
+          ...built.engine.runtime.dispatcher.commitStats,
+          syncWaits: d?.sync.waits ?? 0,
+          syncs: d?.sync.syncs ?? 0,
+          syncMs: d?.sync.syncMs ?? 0,
+          checkpoints: d?.checkpoints.checkpoints ?? 0,
+          checkpointFrames: d?.checkpoints.frames ?? 0,
+          checkpointMs: d?.checkpoints.ms ?? 0,
+          checkpointWorker: d?.checkpointWorker ?? false,
+          walBytes: walBytes(env.dataDir),
+        };
+      },
     },
     close: async () => {
       await app.close();
@@ -116,6 +130,15 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
       await env.cleanup();
     },
   };
+}
+
+/** Size of the SQLite WAL file (0 without one): the checkpoints must keep it bounded. */
+function walBytes(dataDir: string): number {
+  try {
+    return statSync(`${dataDir}/platform.sqlite-wal`).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**

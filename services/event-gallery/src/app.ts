@@ -82,6 +82,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const database = openDatabase<GalleryDB>({
     url: config.DATABASE_URL,
     sqliteFile: join(dataDir, "gallery.sqlite"),
+    logger,
     ...(deps.acquireTimeoutMs !== undefined ? { acquireTimeoutMs: deps.acquireTimeoutMs } : {}),
     ...(deps.poolSize !== undefined ? { poolSize: deps.poolSize } : {}),
   });

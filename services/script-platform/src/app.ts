@@ -155,6 +155,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     // The platform's named statements are key and id-list lookups whose generic plans match the
     // custom ones: re-planning the publish lookup on every run cost more than running it.
     planCacheMode: "auto",
+    logger,
   });
   const started: Worker[] = [];
   let routeTable: ReturnType<typeof createRouteTable> | null = null;

@@ -19,6 +19,15 @@ import { type Backend, Dialect } from "./dialect.js";
 import { checksumOf, type MigrateResult, type Migration, plan } from "./migrator.js";
 import { createLocalNotifier, createPgNotifier, type Notifier } from "./notifier.js";
 import { PREPARED_MARK } from "./prepared.js";
+import {
+  Checkpointer,
+  type CheckpointStats,
+  type DurabilityError,
+  WalSync,
+  type WalSyncStats,
+} from "./sqlite-durability.js";
+
+export { DurabilityError } from "./sqlite-durability.js";
 
 export interface DatabaseOptions {
   /** `postgres://…` selects PostgreSQL; unset means SQLite at `sqliteFile`. */
@@ -34,6 +43,31 @@ export interface DatabaseOptions {
    * named statement keep a generic plan when it costs no more than a custom one (key lookups).
    */
   planCacheMode?: "force_custom_plan" | "auto";
+  /** Hears a fatal error once (SQLite: a failed fsync of the write-ahead log). */
+  logger?: { error(obj: object, msg: string): void };
+  /**
+   * SQLite: syncs the write-ahead log to disk before writes are acknowledged (default: fdatasync
+   * of `<file>-wal` on the libuv threadpool). Tests inject one they control.
+   */
+  sqliteSync?: () => Promise<void>;
+  /**
+   * SQLite: checkpoint from a worker thread (default) once this many writes committed, instead of
+   * SQLite's auto-checkpoint on the committing connection. Small databases (tests, CLIs) never
+   * start the thread. `false` keeps the auto-checkpoint.
+   */
+  sqliteCheckpointAfter?: number | false;
+  /** How often that worker checkpoints (default 250 ms). */
+  sqliteCheckpointIntervalMs?: number;
+}
+
+/** SQLite durability counters (null on PostgreSQL and for `:memory:`). */
+export interface DurabilityStats {
+  /** Writes that waited for the WAL sync (commits and autocommit writes), and the syncs run. */
+  sync: Readonly<WalSyncStats>;
+  /** Checkpoints run by the worker thread (zeros until it started). */
+  checkpoints: Readonly<CheckpointStats>;
+  /** Whether the worker thread checkpoints (false: SQLite's auto-checkpoint does). */
+  readonly checkpointWorker: boolean;
 }
 
 /** Connection waits since the database was opened (live counters, read by /metrics). */
@@ -70,6 +104,8 @@ export interface Database<DB> {
     opts?: { onApplied?: (m: Migration) => void },
   ): Promise<MigrateResult>;
   readonly notifier: Notifier;
+  /** SQLite file databases: how writes were made durable. Null otherwise. */
+  readonly durability: DurabilityStats | null;
   close(): Promise<void>;
 }
 
@@ -81,6 +117,43 @@ function countWait(stats: PoolStats, t0: number, timedOut: boolean): void {
   if (timedOut) stats.timeouts += 1;
 }
 
+/**
+ * Which writes on the write connection committed since it was acquired. Statements report to it
+ * (see trackedStatement); the driver reads it when the connection is released.
+ */
+class CommitTracker {
+  /** A statement that may write ran, and its transaction (or autocommit) has not ended. */
+  private wrote = false;
+  /** A write committed since the connection was acquired. */
+  private committed = false;
+  constructor(
+    private readonly raw: SQLite.Database,
+    readonly sync: WalSync,
+    private readonly onCommit: () => void,
+  ) {}
+
+  /** Before a statement: once durability is lost, nothing may be written any more. */
+  check(readonly: boolean): void {
+    if (!readonly && this.sync.failure) throw this.sync.failure;
+  }
+
+  /** After a statement: COMMIT, or an autocommit write, ends what was written. */
+  ran(readonly: boolean): void {
+    if (!readonly) this.wrote = true;
+    if (this.wrote && !this.raw.inTransaction) {
+      this.wrote = false;
+      this.committed = true;
+      this.onCommit();
+    }
+  }
+
+  take(): boolean {
+    const c = this.committed;
+    this.committed = false;
+    return c;
+  }
+}
+
 class TimedSqliteDriver extends SqliteDriver {
   /** Acquires not yet released: more than zero means the one connection is taken. */
   private holders = 0;
@@ -88,13 +161,20 @@ class TimedSqliteDriver extends SqliteDriver {
     config: SqliteDialectConfig,
     private readonly timeoutMs: number,
     private readonly stats: PoolStats,
+    private readonly tracker: CommitTracker | null,
   ) {
     super(config);
   }
 
+  /**
+   * The connection is handed on first, then the caller waits for the WAL sync of what it
+   * committed: the next transaction runs meanwhile and shares the next sync.
+   */
   override async releaseConnection(): Promise<void> {
     this.holders -= 1;
-    return super.releaseConnection();
+    const committed = this.tracker?.take() ?? false;
+    await super.releaseConnection();
+    if (committed) await this.tracker?.sync.durable();
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
@@ -131,11 +211,12 @@ class TimedSqliteDialect extends SqliteDialect {
     private readonly cfg: SqliteDialectConfig,
     private readonly timeoutMs: number,
     private readonly stats: PoolStats,
+    private readonly tracker: CommitTracker | null,
   ) {
     super(cfg);
   }
   override createDriver() {
-    return new TimedSqliteDriver(this.cfg, this.timeoutMs, this.stats);
+    return new TimedSqliteDriver(this.cfg, this.timeoutMs, this.stats, this.tracker);
   }
 }
 
@@ -161,9 +242,50 @@ function cachedPrepare(raw: SQLite.Database): (sqlText: string) => SQLite.Statem
   };
 }
 
+/** The parts of a statement Kysely's SQLite connection uses, reporting writes to `tracker`. */
+function trackedStatement(stmt: SQLite.Statement, sqlText: string, tracker: CommitTracker) {
+  // sqlite3_stmt_readonly is false for anything that may write, and for BEGIN IMMEDIATE, which
+  // writes nothing itself: a transaction that only read needs no sync.
+  const readonly = stmt.readonly || /^\s*begin\b/i.test(sqlText);
+  return {
+    reader: stmt.reader,
+    all(params: unknown[]) {
+      tracker.check(readonly);
+      try {
+        return stmt.all(params);
+      } finally {
+        tracker.ran(readonly);
+      }
+    },
+    run(params: unknown[]) {
+      tracker.check(readonly);
+      try {
+        return stmt.run(params);
+      } finally {
+        tracker.ran(readonly);
+      }
+    },
+    iterate: (params: unknown[]) => stmt.iterate(params),
+  };
+}
+
 /** The shape Kysely's SQLite dialect wants, with statements cached per SQL text. */
-function cachingSqlite(raw: SQLite.Database) {
-  const prepare = cachedPrepare(raw);
+function cachingSqlite(raw: SQLite.Database, tracker: CommitTracker | null) {
+  const prepareRaw = cachedPrepare(raw);
+  let prepare: (sqlText: string) => unknown = prepareRaw;
+  if (tracker) {
+    // One wrapper per cached statement, kept as long as the statement is.
+    const wrappers = new WeakMap<SQLite.Statement, ReturnType<typeof trackedStatement>>();
+    prepare = (sqlText) => {
+      const stmt = prepareRaw(sqlText);
+      let w = wrappers.get(stmt);
+      if (!w) {
+        w = trackedStatement(stmt, sqlText, tracker);
+        wrappers.set(stmt, w);
+      }
+      return w;
+    };
+  }
   return { prepare, close: () => raw.close() } as unknown as SQLite.Database;
 }
 
@@ -290,7 +412,9 @@ export function openSqlite(file: string): SQLite.Database {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const raw = new SQLite(file);
   raw.pragma("journal_mode = WAL");
-  raw.pragma("synchronous = FULL");
+  // Commits do not fsync on the event loop; the kit syncs the WAL before acknowledging a write
+  // (sqlite-durability.ts). NORMAL in WAL mode never corrupts the database.
+  raw.pragma("synchronous = NORMAL");
   raw.pragma("foreign_keys = ON");
   raw.pragma("busy_timeout = 5000");
   return raw;
@@ -306,14 +430,69 @@ export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
       opts.planCacheMode ?? "force_custom_plan",
     );
   if (!opts.sqliteFile) throw new Error("openDatabase needs url or sqliteFile");
-  return openSqliteDatabase<DB>(opts.sqliteFile, timeoutMs);
+  return openSqliteDatabase<DB>(opts.sqliteFile, timeoutMs, opts);
 }
 
-function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
+/** The WAL sync and the checkpoint worker of one SQLite file database. */
+function sqliteDurability(raw: SQLite.Database, file: string, opts: DatabaseOptions) {
+  const log = (err: DurabilityError, cause: unknown) => {
+    // The error code only: fs messages can carry the file's path.
+    const obj = { code: err.code, syscall: (cause as { syscall?: unknown })?.syscall };
+    if (opts.logger) opts.logger.error(obj, err.message);
+    else console.error(err.message);
+  };
+  const sync = new WalSync(`${file}-wal`, {
+    ...(opts.sqliteSync ? { sync: opts.sqliteSync } : {}),
+    onFatal: log,
+  });
+  const after = opts.sqliteCheckpointAfter ?? 256;
+  let checkpointer: Checkpointer | null = null;
+  let worker = false;
+  const idle: CheckpointStats = { checkpoints: 0, frames: 0, ms: 0 };
+  const stats: DurabilityStats = {
+    sync: sync.stats,
+    get checkpoints() {
+      return checkpointer?.stats ?? idle;
+    },
+    get checkpointWorker() {
+      return worker;
+    },
+  };
+  const startCheckpointer = () => {
+    if (after === false || checkpointer || sync.stats.waits < after) return;
+    checkpointer = new Checkpointer(file, {
+      ...(opts.sqliteCheckpointIntervalMs ? { intervalMs: opts.sqliteCheckpointIntervalMs } : {}),
+      onFailure: (err) => {
+        // Back to SQLite's own checkpoints (on the committing connection) rather than a WAL
+        // that grows without bound.
+        worker = false;
+        if (raw.open) raw.pragma("wal_autocheckpoint = 1000");
+        const code = (err as { code?: unknown })?.code;
+        opts.logger?.error({ code }, "SQLite checkpoint worker failed; checkpoints run on the main thread");
+      },
+    });
+    worker = true;
+    raw.pragma("wal_autocheckpoint = 0");
+  };
+  return {
+    sync,
+    stats,
+    /** Called after each write made durable: starts the worker once enough writes came. */
+    startCheckpointer,
+    close: async () => {
+      await sync.close();
+      await checkpointer?.stop();
+    },
+  };
+}
+
+function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseOptions): Database<DB> {
   const raw = openSqlite(file);
   const poolStats = newPoolStats();
+  const durable = file === ":memory:" ? null : sqliteDurability(raw, file, opts);
+  const tracker = durable ? new CommitTracker(raw, durable.sync, durable.startCheckpointer) : null;
   const db = new Kysely<DB>({
-    dialect: new TimedSqliteDialect({ database: cachingSqlite(raw) }, timeoutMs, poolStats),
+    dialect: new TimedSqliteDialect({ database: cachingSqlite(raw, tracker) }, timeoutMs, poolStats, tracker),
   });
   // An in-memory database cannot be shared between connections: reads go through `db` then.
   let reader = db;
@@ -332,6 +511,7 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
     db,
     reader,
     notifier,
+    durability: durable?.stats ?? null,
     writeTx: (fn) =>
       db.connection().execute(async (conn) => {
         await sql`BEGIN IMMEDIATE`.execute(conn);
@@ -344,8 +524,9 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
           throw err;
         }
       }),
-    migrate: (migrations, mopts) =>
-      db.connection().execute(async () => {
+    migrate: async (migrations, mopts) => {
+      const result = await db.connection().execute(async () => {
+        if (durable?.sync.failure) throw durable.sync.failure;
         raw.exec(
           "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, checksum TEXT NOT NULL, applied_at TEXT NOT NULL)",
         );
@@ -374,7 +555,11 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
           mopts?.onApplied?.(m);
         }
         return { applied: pending.map((m) => m.version), current: migrations.length };
-      }),
+      });
+      // The migrator commits through the raw connection, so it waits for the WAL sync itself.
+      if (durable && result.applied.length > 0) await durable.sync.durable();
+      return result;
+    },
     close: async () => {
       await notifier.close();
       if (reader !== db) await reader.destroy();
@@ -382,6 +567,8 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number): Database<DB> {
       await db.destroy();
       // Kysely only closes what it initialised; the migrator may have been the only user.
       if (raw.open) raw.close();
+      // Last: the checkpoint worker truncates the WAL once the other connections are closed.
+      await durable?.close();
     },
   };
 }
@@ -418,6 +605,8 @@ function openPostgres<DB>(
     db,
     reader: db,
     notifier,
+    // PostgreSQL's COMMIT waits for its own WAL flush on the server, off this event loop.
+    durability: null,
     writeTx: (fn) => db.transaction().execute(fn),
     migrate: async (migrations, mopts) => {
       const client = await pool.connect();

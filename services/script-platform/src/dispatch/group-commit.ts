@@ -38,12 +38,13 @@ export interface GroupCommitOptions {
   /** Observes every transaction (tests count them, metrics can too). */
   onTransaction?: (t: TransactionInfo) => void;
   /**
-   * A batch under load waits a window for more writes only when the fsync is slow: the last
-   * COMMIT statement took at least this long (default SQLITE_SLOW_COMMIT_MS on SQLite; never on
-   * PostgreSQL, whose commits do not block the event loop).
+   * A batch under load waits a window for more writes only when the last COMMIT (statement and
+   * the wait until it was durable) took at least this long. Default: never. Neither backend's
+   * commit blocks the event loop (kit syncs SQLite's WAL on the threadpool), so what arrives
+   * while a commit is made durable joins the next batch by itself; a window only adds latency.
    */
   slowCommitMs?: number;
-  /** The longest window (default SQLITE_MAX_WINDOW_MS). */
+  /** The longest window (default MAX_WINDOW_MS). */
   maxWindowMs?: number;
   /**
    * Real time on purpose, whatever clock the app runs on: the window is a throughput device,
@@ -53,19 +54,8 @@ export interface GroupCommitOptions {
   sleep?: (ms: number, wake: Promise<void>) => Promise<void>;
 }
 
-/**
- * A COMMIT this slow is a slow disk's fsync (a spinning disk takes 5-10 ms): batching beyond what
- * arrived during it may pay for a window's latency. Faster ones get none: the batch is whatever
- * queued during the previous commit and one turn of the event loop. With a closed-loop load (32
- * connections) even 1-4 ms COMMITs on a busy 2-core machine batch well without it, and the
- * 1-10 ms window halved the hello route's requests/s on a quiet one.
- */
-export const SQLITE_SLOW_COMMIT_MS = 5;
-/**
- * The window is four times the last COMMIT (the event loop then spends at most a fifth of its
- * time blocked in fsyncs under load), at most this long.
- */
-export const SQLITE_MAX_WINDOW_MS = 10;
+/** A window is four times the last COMMIT, at most this long. */
+export const MAX_WINDOW_MS = 10;
 
 const realSleep = (ms: number, wake: Promise<void>) =>
   new Promise<void>((resolve) => {
@@ -90,17 +80,19 @@ interface Item {
  * caller.
  *
  * A batch first waits one turn of the event loop (setImmediate), which lets every request that
- * already arrived queue its write. A SQLite commit blocks the loop while it runs, so what arrives
- * meanwhile joins the next batch by itself; a PostgreSQL commit is asynchronous and writes queue
- * while it is in flight. Only when the COMMIT itself (the fsync) is slow does a batch under load
- * also wait a short window: with a fast disk that timer only added latency (the hello route did
- * about half the requests/s with a 1 ms window).
+ * already arrived queue its write. A batch's transaction ends when its commit is durable: on
+ * PostgreSQL the server's WAL flush, on SQLite kit's fdatasync of the WAL on the threadpool (the
+ * write connection is free meanwhile, but the next batch starts only then). Either way the event
+ * loop keeps serving while a commit is made durable, and what arrives meanwhile joins the next
+ * batch: one transaction and one fsync per batch, never one per request. No timed window by
+ * default: with a fast disk that timer only added latency (the hello route did about half the
+ * requests/s with a 1 ms window).
  */
 export class GroupCommit {
   /**
    * Counters since start: transactions run (batches and lone retries), items committed, failed
-   * transactions, milliseconds spent in them (on SQLite the event loop is blocked meanwhile), and
-   * the part of that in batches' COMMIT statements (the fsync on SQLite), and the batches that
+   * transactions, milliseconds spent in them, the part of that from the end of a batch's
+   * statements until its commit was durable (COMMIT and the fsync wait), and the batches that
    * waited a timed window.
    */
   readonly stats = { transactions: 0, items: 0, failed: 0, commitMs: 0, commitStatementMs: 0, windows: 0 };
@@ -121,9 +113,8 @@ export class GroupCommit {
     private readonly opts: GroupCommitOptions = {},
   ) {
     this.maxBatch = opts.maxBatch ?? 256;
-    this.slowCommitMs =
-      opts.slowCommitMs ?? (database.backend === "sqlite" ? SQLITE_SLOW_COMMIT_MS : Number.POSITIVE_INFINITY);
-    this.maxWindowMs = opts.maxWindowMs ?? SQLITE_MAX_WINDOW_MS;
+    this.slowCommitMs = opts.slowCommitMs ?? Number.POSITIVE_INFINITY;
+    this.maxWindowMs = opts.maxWindowMs ?? MAX_WINDOW_MS;
     this.now = opts.now ?? (() => performance.now());
     this.sleep = opts.sleep ?? realSleep;
   }
@@ -155,8 +146,8 @@ export class GroupCommit {
     this.running = true;
     try {
       while (this.queue.length > 0) {
-        // Let pending I/O (requests that already arrived) queue their writes first. SQLite
-        // commits block the event loop, so without this yield every request would commit alone.
+        // Let pending I/O (requests that already arrived) queue their writes first: without this
+        // yield a write that arrives alone would commit alone even when more are on their way.
         await new Promise<void>((resolve) => setImmediate(resolve));
         const slow = this.lastCommitStatementMs >= this.slowCommitMs;
         const window = slow ? Math.min(this.maxWindowMs, 4 * this.lastCommitStatementMs) : 0;
