@@ -79,6 +79,8 @@ function postgresTicks(database: string): Map<string, number> {
           ? "other backends"
           : (cmd.replace(/^postgres: /, "").split(/\s+/)[0] ?? "?");
       out.set(role, (out.get(role) ?? 0) + Number(f[11]) + Number(f[12]));
+      // Kernel time (syscalls, page faults) of the same processes, apart.
+      out.set(`${role} (kernel)`, (out.get(`${role} (kernel)`) ?? 0) + Number(f[12]));
     } catch {
       // ended meanwhile
     }
@@ -101,7 +103,9 @@ await withDatabase(url, async (db) => {
   counting = false;
   const cpu = process.cpuUsage(cpu0);
   const after = postgresTicks(name);
-  process.stdout.write(`this process: ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms CPU/run\n`);
+  process.stdout.write(
+    `this process: ${((cpu.user + cpu.system) / 1000 / n).toFixed(3)} ms CPU/run (kernel ${(cpu.system / 1000 / n).toFixed(3)})\n`,
+  );
   for (const [role, ticks] of after)
     process.stdout.write(
       `postgres ${role}: ${(((ticks - (before.get(role) ?? 0)) * 10) / n).toFixed(3)} ms CPU/run\n`,

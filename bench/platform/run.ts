@@ -37,21 +37,28 @@ const load = () =>
 const step = (what: string) => bench.note(`load average ${load()} (1/5/15 min) after ${what}`);
 
 /**
- * CPU seconds used so far by the PostgreSQL server processes on this machine (0 when it runs
- * elsewhere): it shares the cores with the platform, so its cost per run belongs to the figure.
- * Other clients of the same server count too (a busy machine inflates it).
+ * CPU seconds used so far by the PostgreSQL server processes on this machine that work for the
+ * bench (0 when it runs elsewhere): it shares the cores with the platform, so its cost per run
+ * belongs to the figure. Counted: the backends of the bench's `databases` (their command line
+ * names the database) and the server's own workers (WAL writer, checkpointer, autovacuum, ...);
+ * not other clients' backends (other tests on a shared server, ended ones in the postmaster's
+ * cutime), which made the figure swing with whatever else ran.
  */
-function postgresCpuSeconds(): number {
+function postgresCpuSeconds(databases: readonly string[]): number {
   let ticks = 0;
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       if (!stat.includes("(postgres)")) continue;
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ");
+      // A backend's title is "postgres: <user> <database> <client> <state>"; the postmaster's
+      // is its binary path; workers name themselves (walwriter, checkpointer, ...).
+      const backend =
+        /^postgres: \S+ \S+ \S+/.test(cmd) && !/^postgres: (autovacuum|logical|parallel)/.test(cmd);
+      if (cmd.startsWith("/") || (backend && !databases.some((d) => cmd.includes(` ${d} `)))) continue;
       const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // utime, stime, and cutime, cstime: the postmaster's ended backends (the target's pool
-      // closes before the second reading) count there.
-      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+      ticks += Number(f[11]) + Number(f[12]);
     } catch {
       // the process ended meanwhile
     }
@@ -91,15 +98,16 @@ async function triggerStep() {
       if (pgAbUrl)
         sides.push(await side("PostgreSQL, no local runs", { databaseUrl: pgAbUrl, noLocalRuns: true }));
     }
+    const databases = [pgDatabaseUrl, pgAbUrl].flatMap((u) => (u ? [new URL(u).pathname.slice(1)] : []));
     // Warm-up (not counted): the first runs load the worker's context and open connections.
     for (const s of sides) await s.target.call("burst", 50);
     for (let r = 0; r < TRIGGER_ROUNDS; r++)
       for (const s of r % 2 === 0 ? sides : [...sides].reverse()) {
         const cpu0 = await s.target.cpuSeconds();
-        const pg0 = postgresCpuSeconds();
+        const pg0 = postgresCpuSeconds(databases);
         await s.target.call("burst", TRIGGER_JOBS);
         s.cpuS += (await s.target.cpuSeconds()) - cpu0;
-        s.pgCpuS += postgresCpuSeconds() - pg0;
+        s.pgCpuS += postgresCpuSeconds(databases) - pg0;
       }
     for (const s of sides) {
       s.bursts = (await s.target.call<Figures[]>("bursts")).slice(1);
