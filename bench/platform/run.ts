@@ -239,6 +239,7 @@ type CommitStats = {
   checkpoints: number;
   checkpointFrames: number;
   checkpointMs: number;
+  checkpointRestarts: number;
   checkpointWorker: boolean;
   walBytes: number;
 };
@@ -254,7 +255,7 @@ const txs = c1.transactions - c0.transactions;
 const items = Math.max(1, c1.items - c0.items);
 const syncs = c1.syncs - c0.syncs;
 bench.note(
-  `group commit on SQLite (incl. warm-up): ${txs} transactions for ${items} writes (${(txs / items).toFixed(3)} per write, ${(items / Math.max(1, s.requests)).toFixed(2)} writes per measured request), ${((c1.commitStatementMs - c0.commitStatementMs) / Math.max(1, txs)).toFixed(2)} ms COMMIT → durable, ${c1.windows - c0.windows} timed windows; ${syncs} WAL fsyncs (${(syncs / items).toFixed(3)} per write, ${((c1.syncMs - c0.syncMs) / Math.max(1, syncs)).toFixed(2)} ms each, ${c1.syncWaits - c0.syncWaits} commits waited); ${c1.checkpoints - c0.checkpoints} worker checkpoints (${c1.checkpointFrames - c0.checkpointFrames} frames, ${(c1.checkpointMs - c0.checkpointMs).toFixed(0)} ms off the main thread; worker ${c1.checkpointWorker ? "on" : "off"}; WAL file ${(c1.walBytes / 2 ** 20).toFixed(1)} MiB at the end)`,
+  `group commit on SQLite (incl. warm-up): ${txs} transactions for ${items} writes (${(txs / items).toFixed(3)} per write, ${(items / Math.max(1, s.requests)).toFixed(2)} writes per measured request), ${((c1.commitStatementMs - c0.commitStatementMs) / Math.max(1, txs)).toFixed(2)} ms COMMIT → durable, ${c1.windows - c0.windows} timed windows; ${syncs} WAL fsyncs (${(syncs / items).toFixed(3)} per write, ${((c1.syncMs - c0.syncMs) / Math.max(1, syncs)).toFixed(2)} ms each, ${c1.syncWaits - c0.syncWaits} commits waited); ${c1.checkpoints - c0.checkpoints} worker checkpoints (${c1.checkpointFrames - c0.checkpointFrames} frames, ${(c1.checkpointMs - c0.checkpointMs).toFixed(0)} ms off the main thread, ${c1.checkpointRestarts - c0.checkpointRestarts} with writes waiting so the WAL starts over; worker ${c1.checkpointWorker ? "on" : "off"}; WAL file ${(c1.walBytes / 2 ** 20).toFixed(1)} MiB at the end)`,
 );
 if (s.non2xx + s.errors > 0) bench.note(`script route: ${s.non2xx} non-2xx, ${s.errors} errors`);
 bench.note(

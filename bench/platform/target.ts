@@ -119,6 +119,7 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
           checkpoints: d?.checkpoints.checkpoints ?? 0,
           checkpointFrames: d?.checkpoints.frames ?? 0,
           checkpointMs: d?.checkpoints.ms ?? 0,
+          checkpointRestarts: d?.checkpoints.restarts ?? 0,
           checkpointWorker: d?.checkpointWorker ?? false,
           walBytes: walBytes(env.dataDir),
         };

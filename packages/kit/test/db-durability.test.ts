@@ -32,6 +32,12 @@ class SyncControl {
     this.held = true;
   }
 
+  /** Completes every held sync and the later ones (a test that failed must still close). */
+  release(): void {
+    this.held = false;
+    for (const c of this.calls) c.resolve();
+  }
+
   /** Resolves once the n-th held sync has started. */
   started(n: number): Promise<void> {
     if (this.calls.length >= n) return Promise.resolve();
@@ -59,7 +65,10 @@ const onSqlite = testBackend() === "sqlite";
 describe("SQLite durability: writes are acknowledged once the WAL is synced", () => {
   let env: TestEnv | null = null;
   let database: Database<DB> | null = null;
+  let control: SyncControl | null = null;
   afterEach(async () => {
+    control?.release();
+    control = null;
     await database?.close().catch(() => {});
     await env?.cleanup();
     database = null;
@@ -70,17 +79,18 @@ describe("SQLite durability: writes are acknowledged once the WAL is synced", ()
     extra: Partial<Parameters<typeof openDatabase>[0]> = {},
   ): Promise<{ database: Database<DB>; control: SyncControl; errors: { obj: object; msg: string }[] }> => {
     env = await createTestEnv("kdur");
-    const control = new SyncControl();
+    const c = new SyncControl();
+    control = c;
     const errors: { obj: object; msg: string }[] = [];
     database = openDatabase<DB>({
       sqliteFile: env.sqliteFile,
-      sqliteSync: control.sync,
+      sqliteSync: c.sync,
       sqliteCheckpointAfter: false,
       logger: { error: (obj, msg) => errors.push({ obj, msg }) },
       ...extra,
     });
     await database.migrate(migrations);
-    return { database, control, errors };
+    return { database, control: c, errors };
   };
   const ids = async (d: Database<DB>) =>
     (await d.reader.selectFrom("notes").select("id").orderBy("id").execute()).map((r) => r.id);
@@ -196,9 +206,13 @@ describe("SQLite durability: writes are acknowledged once the WAL is synced", ()
   });
 
   it.skipIf(!onSqlite)(
-    "checkpoints from a worker thread once enough writes came, and truncates the WAL at close",
+    "checkpoints from a worker thread once enough writes came, starts a long WAL over, truncates it at close",
     async () => {
-      const { database } = await open({ sqliteCheckpointAfter: 5, sqliteCheckpointIntervalMs: 20 });
+      const { database } = await open({
+        sqliteCheckpointAfter: 5,
+        sqliteCheckpointIntervalMs: 20,
+        sqliteCheckpointRestartFrames: 10,
+      });
       for (let i = 1; i <= 4; i++)
         await database.db.insertInto("notes").values({ id: i, body: "x" }).execute();
       // The migration and four writes: the fifth commit starts the worker.
@@ -210,13 +224,27 @@ describe("SQLite durability: writes are acknowledged once the WAL is synced", ()
           .execute();
       expect(database.durability?.checkpointWorker).toBe(true);
       await expect.poll(() => database.durability?.checkpoints.frames ?? 0).toBeGreaterThan(0);
+      // Writes back to back: every PASSIVE checkpoint overlaps one, so the WAL only starts over
+      // through a checkpoint taken while the writes wait.
+      let next = 41;
+      while ((database.durability?.checkpoints.restarts ?? 0) === 0) {
+        await Promise.all(
+          Array.from({ length: 20 }, () =>
+            database?.db
+              .insertInto("notes")
+              .values({ id: next++, body: "y".repeat(2000) })
+              .execute(),
+          ),
+        );
+      }
+      const written = next - 1;
       const wal = `${env?.sqliteFile}-wal`;
       await database.close();
       // TRUNCATE at close, and the last connection closed removes the WAL.
       expect(!existsSync(wal) || statSync(wal).size === 0).toBe(true);
       const reopened = new SQLite(env?.sqliteFile ?? "", { readonly: true });
       try {
-        expect(reopened.prepare("SELECT count(*) AS n FROM notes").get()).toEqual({ n: 40 });
+        expect(reopened.prepare("SELECT count(*) AS n FROM notes").get()).toEqual({ n: written });
       } finally {
         reopened.close();
       }

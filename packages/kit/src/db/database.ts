@@ -56,8 +56,10 @@ export interface DatabaseOptions {
    * start the thread. `false` keeps the auto-checkpoint.
    */
   sqliteCheckpointAfter?: number | false;
-  /** How often that worker checkpoints (default 250 ms). */
+  /** The shortest pause between that worker's checkpoints (default 50 ms; it adapts to ~1000 frames each). */
   sqliteCheckpointIntervalMs?: number;
+  /** WAL frames after which a checkpoint waits for the writes so that the WAL starts over (default 2000). */
+  sqliteCheckpointRestartFrames?: number;
 }
 
 /** SQLite durability counters (null on PostgreSQL and for `:memory:`). */
@@ -434,7 +436,12 @@ export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
 }
 
 /** The WAL sync and the checkpoint worker of one SQLite file database. */
-function sqliteDurability(raw: SQLite.Database, file: string, opts: DatabaseOptions) {
+function sqliteDurability(
+  raw: SQLite.Database,
+  file: string,
+  opts: DatabaseOptions,
+  exclusive: (fn: () => Promise<void>) => Promise<void>,
+) {
   const log = (err: DurabilityError, cause: unknown) => {
     // The error code only: fs messages can carry the file's path.
     const obj = { code: err.code, syscall: (cause as { syscall?: unknown })?.syscall };
@@ -448,7 +455,7 @@ function sqliteDurability(raw: SQLite.Database, file: string, opts: DatabaseOpti
   const after = opts.sqliteCheckpointAfter ?? 256;
   let checkpointer: Checkpointer | null = null;
   let worker = false;
-  const idle: CheckpointStats = { checkpoints: 0, frames: 0, ms: 0 };
+  const idle: CheckpointStats = { checkpoints: 0, frames: 0, ms: 0, restarts: 0 };
   const stats: DurabilityStats = {
     sync: sync.stats,
     get checkpoints() {
@@ -462,6 +469,8 @@ function sqliteDurability(raw: SQLite.Database, file: string, opts: DatabaseOpti
     if (after === false || checkpointer || sync.stats.waits < after) return;
     checkpointer = new Checkpointer(file, {
       ...(opts.sqliteCheckpointIntervalMs ? { intervalMs: opts.sqliteCheckpointIntervalMs } : {}),
+      ...(opts.sqliteCheckpointRestartFrames ? { restartFrames: opts.sqliteCheckpointRestartFrames } : {}),
+      exclusive,
       onFailure: (err) => {
         // Back to SQLite's own checkpoints (on the committing connection) rather than a WAL
         // that grows without bound.
@@ -489,9 +498,14 @@ function sqliteDurability(raw: SQLite.Database, file: string, opts: DatabaseOpti
 function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseOptions): Database<DB> {
   const raw = openSqlite(file);
   const poolStats = newPoolStats();
-  const durable = file === ":memory:" ? null : sqliteDurability(raw, file, opts);
+  // Runs `fn` holding the write connection (the checkpointer's WAL restart); `db` is set below.
+  let db: Kysely<DB> | null = null;
+  const exclusive = async (fn: () => Promise<void>) => {
+    await db?.connection().execute(fn);
+  };
+  const durable = file === ":memory:" ? null : sqliteDurability(raw, file, opts, exclusive);
   const tracker = durable ? new CommitTracker(raw, durable.sync, durable.startCheckpointer) : null;
-  const db = new Kysely<DB>({
+  db = new Kysely<DB>({
     dialect: new TimedSqliteDialect({ database: cachingSqlite(raw, tracker) }, timeoutMs, poolStats, tracker),
   });
   // An in-memory database cannot be shared between connections: reads go through `db` then.

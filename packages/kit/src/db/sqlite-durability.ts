@@ -153,8 +153,20 @@ export class WalSync {
 }
 
 export interface CheckpointerOptions {
-  /** How often the worker checkpoints what the WAL holds (default 250 ms). */
+  /**
+   * The shortest pause between the worker's checkpoints (default 50 ms). The pause adapts so that
+   * a checkpoint copies about 1000 frames (SQLite's auto-checkpoint size): each one costs two
+   * fsyncs (WAL and database), which compete with the commits' syncs for the disk. At most 1 s.
+   */
   intervalMs?: number;
+  /**
+   * A WAL this many frames long (default 2000) has not started over for a while: the next
+   * checkpoint runs while `exclusive` holds the write connection, so it completes and the next
+   * writer starts the WAL over.
+   */
+  restartFrames?: number;
+  /** Runs `fn` while this process's writes wait (the kit holds the write connection). */
+  exclusive: (fn: () => Promise<void>) => Promise<void>;
   /** The worker failed or exited: the caller turns auto-checkpoints back on. */
   onFailure: (err: unknown) => void;
 }
@@ -166,6 +178,18 @@ export interface CheckpointStats {
   frames: number;
   /** Milliseconds the worker spent checkpointing (none of it on the main thread). */
   ms: number;
+  /** Checkpoints run while writes waited, so that the WAL starts over (see restartFrames). */
+  restarts: number;
+}
+
+interface CheckpointReport {
+  frames?: number;
+  ms?: number;
+  /** Frames in the WAL since it last started over. */
+  log?: number;
+  now?: boolean;
+  error?: string;
+  stopped?: boolean;
 }
 
 const WORKER_SOURCE = `
@@ -176,22 +200,35 @@ db.pragma("busy_timeout = 5000");
 db.pragma("synchronous = NORMAL");
 const check = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
 let done = 0;
-function tick() {
+let pause = workerData.intervalMs;
+function checkpoint(now) {
   try {
     const t0 = performance.now();
     const r = check.get();
-    // Frames checkpointed count from the WAL's last restart.
-    const copied = r.checkpointed < done ? r.checkpointed : r.checkpointed - done;
+    // Frames checkpointed count from the WAL's last start.
+    const frames = r.checkpointed < done ? r.checkpointed : r.checkpointed - done;
     done = r.checkpointed;
-    if (copied > 0) parentPort.postMessage({ frames: copied, ms: performance.now() - t0 });
+    parentPort.postMessage({ frames, ms: performance.now() - t0, log: r.log, now });
+    return frames;
   } catch (err) {
-    parentPort.postMessage({ error: String(err && err.code || err) });
+    parentPort.postMessage({ error: String((err && err.code) || err), now });
+    return 0;
   }
 }
-const timer = setInterval(tick, workerData.intervalMs);
+let timer;
+function next() {
+  timer = setTimeout(() => {
+    const frames = checkpoint(false);
+    // About 1000 frames per checkpoint at the current write rate.
+    pause = Math.min(1000, Math.max(workerData.intervalMs, frames > 0 ? (pause * 1000) / frames : pause * 2));
+    next();
+  }, pause);
+}
+next();
 parentPort.on("message", (m) => {
+  if (m === "now") return checkpoint(true);
   if (m !== "stop") return;
-  clearInterval(timer);
+  clearTimeout(timer);
   try {
     db.pragma("wal_checkpoint(TRUNCATE)");
   } catch {}
@@ -203,36 +240,57 @@ parentPort.on("message", (m) => {
 /**
  * Checkpoints a WAL database from a worker thread with its own connection, so the checkpoint's
  * page copying and its fsyncs of WAL and database stay off the event loop (the write connection
- * runs with `wal_autocheckpoint = 0`). PASSIVE every `intervalMs` (it never waits for writers or
- * readers, so it cannot stall the write connection, and a WAL whose frames are all checkpointed
- * is rewritten from its start by the next writer, so it stays as large as a few intervals of
- * writes); TRUNCATE when stopped.
+ * runs with `wal_autocheckpoint = 0`).
+ *
+ * PASSIVE about every 1000 frames: it never waits for writers or readers, so it stalls no one.
+ * But under a steady load a write lands during nearly every checkpoint, the WAL is never fully
+ * checkpointed when the next write starts, and SQLite keeps appending instead of starting the
+ * WAL over: the file grows without bound, and an fdatasync of a growing file also commits its
+ * size (2-5x slower here than rewriting in place). So once the WAL holds `restartFrames`, the
+ * next checkpoint runs while this process's writes wait (asynchronously: the event loop keeps
+ * serving); it only copies what came since the last one, and the next writer starts the WAL over.
+ * TRUNCATE when stopped.
  */
 export class Checkpointer {
-  readonly stats: CheckpointStats = { checkpoints: 0, frames: 0, ms: 0 };
+  readonly stats: CheckpointStats = { checkpoints: 0, frames: 0, ms: 0, restarts: 0 };
   private readonly worker: Worker;
   private stopped: Promise<void> | null = null;
   private failed = false;
+  private restarting = false;
+  private readonly nowWaiters: (() => void)[] = [];
 
   constructor(file: string, opts: CheckpointerOptions) {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { file, driver, intervalMs: opts.intervalMs ?? 250 },
+      workerData: { file, driver, intervalMs: opts.intervalMs ?? 50 },
     });
     // The worker must not keep a process alive that is otherwise done.
     this.worker.unref();
+    const restartFrames = opts.restartFrames ?? 2000;
     const failure = (err: unknown) => {
+      this.settleNow();
       if (this.failed || this.stopped) return;
       this.failed = true;
       opts.onFailure(err);
     };
-    this.worker.on("message", (m: { frames?: number; ms?: number; error?: string }) => {
-      if (m.error) failure(new Error(`checkpoint failed: ${m.error}`));
-      else if (m.frames) {
+    this.worker.on("message", (m: CheckpointReport) => {
+      if (m.now) this.nowWaiters.shift()?.();
+      if (m.error) return failure(new Error(`checkpoint failed: ${m.error}`));
+      if (m.frames) {
         this.stats.checkpoints++;
         this.stats.frames += m.frames;
         this.stats.ms += m.ms ?? 0;
+      }
+      if (!m.now && (m.log ?? 0) >= restartFrames && !this.restarting && !this.stopped) {
+        this.restarting = true;
+        this.stats.restarts++;
+        opts
+          .exclusive(() => this.checkpointNow())
+          .catch(() => {}) // the write connection was busy past its timeout: the next report retries
+          .finally(() => {
+            this.restarting = false;
+          });
       }
     });
     this.worker.on("error", failure);
@@ -246,11 +304,24 @@ export class Checkpointer {
       ? this.worker.terminate().then(() => {})
       : new Promise<void>((resolve) => {
           this.worker.once("exit", () => resolve());
-          this.worker.on("message", (m: { stopped?: boolean }) => {
+          this.worker.on("message", (m: CheckpointReport) => {
             if (m.stopped) void this.worker.terminate();
           });
           this.worker.postMessage("stop");
         });
     return this.stopped;
+  }
+
+  private checkpointNow(): Promise<void> {
+    if (this.failed || this.stopped) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      this.nowWaiters.push(resolve);
+      this.worker.postMessage("now");
+    });
+  }
+
+  /** A worker that ended answers no more: release whoever waits for it. */
+  private settleNow(): void {
+    for (const w of this.nowWaiters.splice(0)) w();
   }
 }

@@ -1,6 +1,6 @@
 import { systemClock } from "@app/kit/clock";
-import type { Database } from "@app/kit/db";
-import { createTestDatabase } from "@app/kit/db/testing";
+import { type Database, openDatabase } from "@app/kit/db";
+import { createTestDatabase, createTestEnv, type TestEnv, testBackend } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
@@ -249,3 +249,75 @@ describe("group commit of sync-path writes", () => {
     expect((await outboxRows()).length).toBe(8);
   });
 });
+
+describe.skipIf(testBackend() !== "sqlite")(
+  "group commit on SQLite, with the WAL sync held by the test",
+  () => {
+    let env: TestEnv;
+    let database: Database<PlatformDB>;
+    /** Syncs started and not completed; none is held until `held` is set. */
+    const syncs: (() => void)[] = [];
+    let held = false;
+    const sync = () =>
+      new Promise<void>((resolve) => {
+        if (held) syncs.push(resolve);
+        else resolve();
+      });
+
+    beforeAll(async () => {
+      env = await createTestEnv("gc_sync");
+      database = openDatabase<PlatformDB>({
+        sqliteFile: env.sqliteFile,
+        sqliteSync: sync,
+        sqliteCheckpointAfter: false,
+      });
+      await database.migrate(migrations);
+    });
+    afterAll(async () => {
+      held = false;
+      for (const s of syncs.splice(0)) s();
+      await database.close();
+      await env.cleanup();
+    });
+
+    it("commits the next batch during the previous one's fsync, and holds a third until the first is durable", async () => {
+      const outbox = outboxRepo(database, systemClock);
+      const txs: TransactionInfo[] = [];
+      const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+      const stored = async () =>
+        (await database.reader.selectFrom("outbox").select("id").execute()).map((r) => r.id).sort();
+      const settledNow = async (p: Promise<unknown>) => {
+        let done = false;
+        void p.then(() => {
+          done = true;
+        });
+        await new Promise((r) => setImmediate(r));
+        return done;
+      };
+      held = true;
+      const rows = Array.from({ length: 4 }, (_, i) => row(i));
+      const first = commits.write(outbox.insertWrite(rows[0] as OutboxRow));
+      await until(() => syncs.length === 1);
+      // The first batch committed; its fsync runs. The next batch commits meanwhile...
+      const second = Promise.all([1, 2].map((i) => commits.write(outbox.insertWrite(rows[i] as OutboxRow))));
+      await expect.poll(stored).toEqual([rows[0], rows[1], rows[2]].map((r) => r?.id).sort());
+      // ...and a third waits: two batches in flight at most.
+      const third = commits.write(outbox.insertWrite(rows[3] as OutboxRow));
+      expect(await settledNow(first)).toBe(false);
+      expect((await stored()).length).toBe(3);
+      expect(txs.map((t) => t.items)).toEqual([]);
+
+      syncs.shift()?.(); // the first fsync completes: only the first batch is durable
+      await first;
+      expect(await settledNow(second)).toBe(false);
+      await until(() => syncs.length === 1); // the second batch's fsync
+      await expect.poll(stored).toHaveLength(4); // the third batch committed once a slot was free
+      syncs.shift()?.();
+      await second;
+      await until(() => syncs.length === 1);
+      syncs.shift()?.();
+      await third;
+      expect(txs.map((t) => t.items)).toEqual([1, 2, 1]);
+    });
+  },
+);
