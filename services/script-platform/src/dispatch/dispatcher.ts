@@ -53,6 +53,8 @@ const CLAIM_DEFER_MS = 10;
 export interface OwnRequest {
   request: RequestView;
   requestId: string | null;
+  /** `request` as the row's payload spelled it (JSON text), when it holds no bytes. */
+  requestJson?: string | null;
 }
 
 /** outbox.payload and outbox.principal are JSON text on both backends (see migration 0002). */
@@ -98,6 +100,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         invocationType: row.source_kind,
         requestId: own.requestId,
         request: own.request,
+        requestJson: own.requestJson ?? null,
         event: null,
         principal: row.principal ? principalFromJson(jsonText<PrincipalJson>(row.principal)) : null,
         depth: row.depth,

@@ -30,6 +30,11 @@ export interface Job {
   invocationType: string;
   requestId: string | null;
   request: RequestView | null;
+  /**
+   * `request` as JSON text when it holds no bytes (a sync request's row payload already made it):
+   * the run's ctx then crosses to the worker as one string, not an object graph to clone.
+   */
+  requestJson?: string | null;
   event: unknown;
   principal: Principal | null;
   depth: number;

@@ -184,6 +184,10 @@ export async function createRuntime(
   const invoke = async (input: InvokeInput): Promise<InvokeResult> => {
     const executionId = newId();
     const now = clock.iso();
+    // The payload's request as JSON text once: the row stores it, and (no bytes in it) the run's
+    // ctx carries the same text to the worker. Same text as JSON.stringify of the whole payload.
+    const encoded = encodeHttpPayload(input.request, input.requestId);
+    const requestJson = JSON.stringify(encoded.request);
     const row: OutboxRow = {
       id: newId(),
       app_id: input.appId,
@@ -191,7 +195,7 @@ export async function createRuntime(
       trigger_id: null,
       script_id: input.scriptId,
       execution_id: executionId,
-      payload: JSON.stringify(encodeHttpPayload(input.request, input.requestId)),
+      payload: `{"request":${requestJson},"request_id":${JSON.stringify(encoded.request_id)}}`,
       due_at: now,
       attempts: 0,
       depth: 0,
@@ -217,6 +221,8 @@ export async function createRuntime(
       await d.submitOwn({ ...row, reply_to: waiter.replyTo }, input.script, {
         request: input.request,
         requestId: input.requestId,
+        // With bytes the payload spells the body in base64: the ctx needs the bytes themselves.
+        requestJson: encoded.request.body_base64 === undefined ? requestJson : null,
       });
     } catch (err) {
       waiter.drop();

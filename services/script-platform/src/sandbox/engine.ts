@@ -77,6 +77,8 @@ export interface RunRequest {
   modules: ReadonlyMap<string, string>;
   /** The handler's ctx argument (JSON-safe; Buffers become Uint8Array). */
   ctx: unknown;
+  /** The ctx as JSON text holding no bytes, given instead of `ctx` (its encoding is skipped). */
+  ctxJson?: string;
   limits: RunLimits;
   host: HostCall;
   /** Aborting ends the run (shutdown): it fails as internal_error. */
@@ -318,7 +320,10 @@ export class Engine {
         st.handles.push(h);
         return h;
       };
-      const ctxEnc = encodeForGuest(req.ctx, w.marker, limits, false);
+      const ctxEnc =
+        req.ctxJson !== undefined
+          ? { json: req.ctxJson, blobs: [] }
+          : encodeForGuest(req.ctx, w.marker, limits, false);
       const ctxArgs = [keep(vm.newString(ctxEnc.json))];
       for (const b of ctxEnc.blobs)
         ctxArgs.push(

@@ -68,6 +68,11 @@ export interface PoolRun {
   source: string;
   modules: ReadonlyMap<string, string>;
   ctx: unknown;
+  /**
+   * The ctx as JSON text holding no bytes (then `ctx` is not sent): one string is far cheaper to
+   * clone to a worker than an object graph, and the worker hands it to the guest as it is.
+   */
+  ctxJson?: string;
   limits: RunLimits;
   host: HostCall;
   /** Aborting ends the run at once (shutdown): it fails as internal_error. */
@@ -576,15 +581,19 @@ export class EnginePool {
     const { key, limits } = req;
     if (key !== null) {
       const held = slot.scripts.get(key);
-      if (held && sameLimits(held, limits)) return { key, script: null, ctx: req.ctx };
+      if (held && sameLimits(held, limits)) return { key, script: null, ...this.ctxOf(req) };
       slot.scripts.set(key, limits);
     }
     this.scriptsSent++;
     return {
       key,
       script: { name: req.name, source: req.source, modules: [...req.modules], limits },
-      ctx: req.ctx,
+      ...this.ctxOf(req),
     };
+  }
+
+  private ctxOf(req: PoolRun): Pick<WorkerRun, "ctx" | "ctxJson"> {
+    return req.ctxJson !== undefined ? { ctx: null, ctxJson: req.ctxJson } : { ctx: req.ctx, ctxJson: null };
   }
 
   /**

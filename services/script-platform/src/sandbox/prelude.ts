@@ -84,20 +84,7 @@ export const PRELUDE_SOURCE = `(function (hostCall, hostLog, marker, hostRandom,
   delete globalThis.InternalError;
   const U8 = Uint8Array, AB = ArrayBuffer, stringify = JSON.stringify, parse = JSON.parse;
   const freeze = Object.freeze, keys = Object.keys, define = Object.defineProperty, compile = eval;
-  // Whether a value holds no bytes (and nothing whose toJSON might make some) within a few levels:
-  // such a value needs no replacer, which QuickJS calls for every key (most of a result's cost).
-  function bytesFree(v, depth) {
-    if (v === null || typeof v !== "object") return true;
-    if (v instanceof U8 || v instanceof AB || depth > 16 || typeof v.toJSON === "function") return false;
-    const ks = keys(v);
-    for (let i = 0; i < ks.length; i++) if (!bytesFree(v[ks[i]], depth + 1)) return false;
-    return true;
-  }
   function encode(value) {
-    if (bytesFree(value, 0)) {
-      const plain = stringify(value === undefined ? null : value);
-      return [plain === undefined ? "null" : plain, []];
-    }
     const blobs = [];
     const json = stringify(value === undefined ? null : value, function (k, v) {
       if (v instanceof U8) { blobs[blobs.length] = v.slice().buffer; return { [marker]: blobs.length - 1 }; }

@@ -40,6 +40,8 @@ export interface WorkerRun {
    */
   script: WorkerScript | null;
   ctx: unknown;
+  /** The ctx as JSON text without bytes, sent instead of `ctx` (RunRequest.ctxJson). */
+  ctxJson: string | null;
 }
 
 export interface WorkerScript {
@@ -158,6 +160,7 @@ interface Queued {
   key: string | null;
   script: HeldScript | null;
   ctx: unknown;
+  ctxJson: string | null;
 }
 const queue: Queued[] = [];
 let running = false;
@@ -209,6 +212,7 @@ async function run(q: Queued): Promise<Queued | null> {
       source: script.source,
       modules: script.modules,
       ctx: q.ctx,
+      ...(q.ctxJson !== null ? { ctxJson: q.ctxJson } : {}),
       limits: script.limits,
       host: (op, args) => {
         // Counted here, where the script's calls start: the script sees a rejected promise it can
@@ -277,6 +281,7 @@ function arrive(m: { id: number; cell: number; held: boolean; run: WorkerRun }):
     key: m.run.key,
     script: scriptOf(m.run),
     ctx: m.run.ctx,
+    ctxJson: m.run.ctxJson ?? null,
   });
 }
 

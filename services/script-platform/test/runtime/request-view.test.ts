@@ -56,6 +56,8 @@ describe("ctx.request: a sync run sees what an async run of the same request see
       probe: r.headers["x-probe"] ?? null,
       type: r.headers["content-type"] ?? null,
       request_id: typeof ctx.request_id,
+      keys: Object.keys(r).join(","),
+      ctxKeys: Object.keys(ctx).join(","),
     };
     if (r.headers["x-store"]) await kv.collection("views").set(r.headers["x-store"], view);
     return view;

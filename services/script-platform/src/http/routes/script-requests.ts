@@ -88,7 +88,9 @@ export function requestView(
     if (v === undefined || (principal && CREDENTIAL_HEADERS.has(k))) continue;
     headers[k] = Array.isArray(v) ? v.join(", ") : v;
   }
-  return { method: req.method, path, headers, body: decodeBody(req), params, query, rest };
+  // Keys in the order the outbox payload spells them (body last), so a sync run's ctx.request
+  // and an async run's (decoded from the payload) enumerate alike.
+  return { method: req.method, path, headers, params, query, rest, body: decodeBody(req) };
 }
 
 /** Run the script for this request and answer per the result convention and the error mapping. */
