@@ -219,8 +219,10 @@ let timer;
 function next() {
   timer = setTimeout(() => {
     const frames = checkpoint(false);
-    // About 1000 frames per checkpoint at the current write rate.
-    pause = Math.min(1000, Math.max(workerData.intervalMs, frames > 0 ? (pause * 1000) / frames : pause * 2));
+    // About 1000 frames per checkpoint at the current write rate; the pause at most doubles
+    // (a checkpoint right after the WAL started over sees few frames, not a slow rate).
+    const aim = frames > 0 ? (pause * 1000) / frames : pause * 2;
+    pause = Math.min(1000, 2 * pause, Math.max(workerData.intervalMs, aim));
     next();
   }, pause);
 }
