@@ -280,10 +280,10 @@ describe.skipIf(testBackend() !== "sqlite")(
       await env.cleanup();
     });
 
-    it("commits the next batch during the previous one's fsync, and holds a third until the first is durable", async () => {
+    it("with two batches in flight, commits the next during the previous one's fsync and holds a third until the first is durable", async () => {
       const outbox = outboxRepo(database, systemClock);
       const txs: TransactionInfo[] = [];
-      const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+      const commits = new GroupCommit(database, { pipeline: 2, onTransaction: (t) => txs.push(t) });
       const stored = async () =>
         (await database.reader.selectFrom("outbox").select("id").execute()).map((r) => r.id).sort();
       const settledNow = async (p: Promise<unknown>) => {
