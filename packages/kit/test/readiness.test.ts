@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { createTestDatabase, testBackend } from "../src/db/testing.js";
+import { DurabilityError, openDatabase } from "../src/db/database.js";
+import { createTestDatabase, createTestEnv, testBackend } from "../src/db/testing.js";
 import type { Migration } from "../src/db.js";
 import { createHttpApp, registerHealth } from "../src/http/app.js";
 import { registerReadiness } from "../src/http/readiness.js";
@@ -59,4 +60,36 @@ describe(`GET /readyz on ${testBackend()}`, () => {
     expectNotReady(await app.inject({ method: "GET", url: "/readyz" }), "database_unavailable");
     expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
   });
+
+  // PostgreSQL has no kit-side WAL sync (its durability counters are null; db-durability.test.ts).
+  it.skipIf(testBackend() !== "sqlite")(
+    "answers 503 database_not_durable once a sync of the SQLite WAL failed; /healthz stays 200",
+    async () => {
+      const env = await createTestEnv("kready");
+      cleanups.push(env.cleanup);
+      let fail = false;
+      const database = openDatabase<{ items: { id: string } }>({
+        sqliteFile: env.sqliteFile,
+        sqliteSync: async () => {
+          if (fail) throw Object.assign(new Error("EIO: i/o error"), { code: "EIO" });
+        },
+        sqliteCheckpointAfter: false,
+        logger: { error: () => {} },
+      });
+      cleanups.push(() => database.close());
+      await database.migrate([m1]);
+      const app = createHttpApp({ logger: captureLogger().logger });
+      registerHealth(app);
+      registerReadiness(app, { database, migrations: [m1] });
+      cleanups.push(() => app.close());
+      await database.db.insertInto("items").values({ id: "a" }).execute();
+      expect((await app.inject({ method: "GET", url: "/readyz" })).statusCode).toBe(200);
+      fail = true;
+      await expect(database.db.insertInto("items").values({ id: "b" }).execute()).rejects.toBeInstanceOf(
+        DurabilityError,
+      );
+      expectNotReady(await app.inject({ method: "GET", url: "/readyz" }), "database_not_durable");
+      expect((await app.inject({ method: "GET", url: "/healthz" })).statusCode).toBe(200);
+    },
+  );
 });

@@ -70,6 +70,8 @@ export interface DurabilityStats {
   checkpoints: Readonly<CheckpointStats>;
   /** Whether the worker thread checkpoints (false: SQLite's auto-checkpoint does). */
   readonly checkpointWorker: boolean;
+  /** A WAL sync failed: every write fails until the process restarts (`/readyz` reports it). */
+  readonly failed: boolean;
 }
 
 /** Connection waits since the database was opened (live counters, read by /metrics). */
@@ -463,6 +465,9 @@ function sqliteDurability(
     },
     get checkpointWorker() {
       return worker;
+    },
+    get failed() {
+      return sync.failure !== null;
     },
   };
   const startCheckpointer = () => {

@@ -3,11 +3,18 @@ import { type Kysely, sql } from "kysely";
 import { type AppliedRow, type Migration, MigrationError, plan } from "../db/migrator.js";
 import { unavailable } from "../errors.js";
 
-export type NotReadyReason = "database_unavailable" | "migrations_pending" | "migrations_mismatch";
+export type NotReadyReason =
+  | "database_unavailable"
+  | "database_not_durable"
+  | "migrations_pending"
+  | "migrations_mismatch";
 
 export interface ReadinessOptions<DB> {
-  /** The service database; only its read path is used (`SELECT 1`, then schema_migrations). */
-  database: { readonly reader: Kysely<DB> };
+  /**
+   * The service database; only its read path is used (`SELECT 1`, then schema_migrations), and
+   * on SQLite whether its writes can still be made durable.
+   */
+  database: { readonly reader: Kysely<DB>; readonly durability?: { readonly failed: boolean } | null };
   /** The migrations this code ships (the migrator's list). */
   migrations: readonly Migration[];
   /** Retry-After on a 503, in seconds (default 5). */
@@ -16,6 +23,8 @@ export interface ReadinessOptions<DB> {
 
 const MESSAGES: Record<NotReadyReason, string> = {
   database_unavailable: "The database does not answer.",
+  database_not_durable:
+    "The database can no longer make writes durable (a sync of its write-ahead log failed); restart the service.",
   migrations_pending: "Database migrations are pending.",
   migrations_mismatch: "The database schema does not match this version of the service.",
 };
@@ -23,6 +32,8 @@ const MESSAGES: Record<NotReadyReason, string> = {
 /** Why the service cannot serve yet, or null when the database answers and its schema is current. */
 export async function checkReadiness<DB>(opts: ReadinessOptions<DB>): Promise<NotReadyReason | null> {
   const db = opts.database.reader;
+  // Reads still work then, but every write fails until a restart: only a restart helps.
+  if (opts.database.durability?.failed) return "database_not_durable";
   try {
     await sql`SELECT 1`.execute(db);
   } catch {
@@ -44,8 +55,8 @@ export async function checkReadiness<DB>(opts: ReadinessOptions<DB>): Promise<No
 }
 
 /**
- * `GET /readyz`: 200 `ok` (text/plain) when the database answers and every shipped migration is
- * applied; otherwise 503 in the common error shape with the reason as `code` and Retry-After.
+ * `GET /readyz`: 200 `ok` (text/plain) when the database answers, can make writes durable and every
+ * shipped migration is applied; otherwise 503 in the common error shape with the reason as `code` and Retry-After.
  * `/healthz` stays the liveness probe. Open, like /healthz: it reveals only the reason code.
  */
 export function registerReadiness<DB>(app: FastifyInstance, opts: ReadinessOptions<DB>): void {
