@@ -251,24 +251,20 @@ function trackedStatement(stmt: SQLite.Statement, sqlText: string, tracker: Comm
   // sqlite3_stmt_readonly is false for anything that may write, and for BEGIN IMMEDIATE, which
   // writes nothing itself: a transaction that only read needs no sync.
   const readonly = stmt.readonly || /^\s*begin\b/i.test(sqlText);
+  const tracked =
+    <T>(exec: (params: unknown[]) => T) =>
+    (params: unknown[]): T => {
+      tracker.check(readonly);
+      try {
+        return exec(params);
+      } finally {
+        tracker.ran(readonly);
+      }
+    };
   return {
     reader: stmt.reader,
-    all(params: unknown[]) {
-      tracker.check(readonly);
-      try {
-        return stmt.all(params);
-      } finally {
-        tracker.ran(readonly);
-      }
-    },
-    run(params: unknown[]) {
-      tracker.check(readonly);
-      try {
-        return stmt.run(params);
-      } finally {
-        tracker.ran(readonly);
-      }
-    },
+    all: tracked((params) => stmt.all(params)),
+    run: tracked((params) => stmt.run(params)),
     iterate: (params: unknown[]) => stmt.iterate(params),
   };
 }

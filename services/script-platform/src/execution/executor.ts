@@ -123,27 +123,23 @@ export function createExecutor(deps: ExecutorDeps) {
         if (!(err instanceof ScriptVisibleError)) throw err;
         return record({ ok: false, kind: "script_error", message: err.message }, [], clock.now() - started);
       }
+      const head = {
+        execution_id: job.executionId,
+        script_id: script.id,
+        script_name: script.name,
+        app_id: script.app_id,
+        request_id: job.requestId,
+        invocation_type: job.invocationType,
+        sdk_version: SDK_VERSION,
+      };
       // The ctx as JSON text when the request came as text and there is no event (sync HTTP
       // runs): the same text JSON.stringify(ctx) would give, with the request's keys in the
       // row payload's order (as async runs see them, decoded from that payload).
       const ctxJson =
         job.requestJson && (job.event ?? null) === null
-          ? `{"execution_id":${JSON.stringify(job.executionId)},"script_id":${JSON.stringify(script.id)},"script_name":${JSON.stringify(script.name)},"app_id":${JSON.stringify(script.app_id)},"request_id":${JSON.stringify(job.requestId)},"invocation_type":${JSON.stringify(job.invocationType)},"sdk_version":${JSON.stringify(SDK_VERSION)},"request":${job.requestJson},"event":null}`
+          ? `${JSON.stringify(head).slice(0, -1)},"request":${job.requestJson},"event":null}`
           : undefined;
-      const ctx =
-        ctxJson === undefined
-          ? {
-              execution_id: job.executionId,
-              script_id: script.id,
-              script_name: script.name,
-              app_id: script.app_id,
-              request_id: job.requestId,
-              invocation_type: job.invocationType,
-              sdk_version: SDK_VERSION,
-              request: job.request,
-              event: job.event ?? null,
-            }
-          : null;
+      const ctx = ctxJson === undefined ? { ...head, request: job.request, event: job.event ?? null } : null;
       const outcome = await deps.engine.run({
         appId: script.app_id,
         key: keyOf(script, modules),

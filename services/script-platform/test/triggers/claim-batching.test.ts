@@ -6,6 +6,7 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
+import type { DispatcherDeps } from "../../src/dispatch/dispatcher.js";
 import type { Finished, Job, JobRunner } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { until } from "../runtime/turns.js";
@@ -30,6 +31,10 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   });
   afterAll(async () => cleanup());
 
+  /** A dispatcher of instance "A" on this database, with 4 slots unless `extra` says otherwise. */
+  const dispatcherWith = (executor: JobRunner, extra: Partial<DispatcherDeps> = {}) =>
+    testDispatcher({ database, clock, logger: cap.logger, executor, maxConcurrency: 4, ...extra });
+
   it("a freed slot waits for eight, or for the deferral timer; every row still runs once", async () => {
     /** Script ids of each claim (the executor reads a claim's scripts once). */
     const claims: string[][] = [];
@@ -52,12 +57,7 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
     };
     const rows = Array.from({ length: 48 }, (_, i) => backlogRow(clock, APP, i));
     await outboxRepo(database, clock).insertMany(database.db, rows);
-    const dispatcher = testDispatcher({
-      database,
-      clock,
-      logger: cap.logger,
-      executor,
-    });
+    const dispatcher = dispatcherWith(executor, { maxConcurrency: 32 });
     await dispatcher.start();
     await until(() => jobs.length === 32);
     expect(claims.map((c) => c.length)).toEqual([32]);
@@ -95,15 +95,9 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   });
 
   it("runs handed over by the outbox writer take free slots only, counted with the claimed ones", async () => {
-    const dispatcher = testDispatcher({
-      database,
-      clock,
-      logger: cap.logger,
-      executor: {
-        scripts: async () => new Map(),
-        run: () => new Promise<Finished>(() => {}),
-      },
-      maxConcurrency: 4,
+    const dispatcher = dispatcherWith({
+      scripts: async () => new Map(),
+      run: () => new Promise<Finished>(() => {}),
     });
     // Not started: no slot to give.
     expect(dispatcher.local.reserve(1)).toBe(0);
@@ -135,18 +129,12 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
 
   it("rows written claimed while the dispatcher stops are given back at once; stop waits for their write", async () => {
     const ran: Job[] = [];
-    const dispatcher = testDispatcher({
-      database,
-      clock,
-      logger: cap.logger,
-      executor: {
-        scripts: async () => new Map(),
-        run: async (job) => {
-          ran.push(job);
-          throw new Error("must not run");
-        },
+    const dispatcher = dispatcherWith({
+      scripts: async () => new Map(),
+      run: async (job) => {
+        ran.push(job);
+        throw new Error("must not run");
       },
-      maxConcurrency: 4,
     });
     await dispatcher.start();
     await dispatcher.idle();
@@ -176,11 +164,8 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   it("rows claimed just as the dispatcher stops are given back, not failed as shutdown runs", async () => {
     const ran: Job[] = [];
     let stopping: Promise<void> | null = null;
-    const dispatcher = testDispatcher({
-      database,
-      clock,
-      logger: cap.logger,
-      executor: {
+    const dispatcher = dispatcherWith(
+      {
         // The stop arrives between the claim and the runs' start.
         scripts: async () => {
           stopping = dispatcher.stop();
@@ -191,9 +176,8 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
           throw new Error("must not run");
         },
       },
-      failures: { onRunFailed: async () => "retry" },
-      maxConcurrency: 4,
-    });
+      { failures: { onRunFailed: async () => "retry" } },
+    );
     const rows = [ownRow(), ownRow(), ownRow()].map((r) => ({ ...r, claimed_by: null, lease_until: null }));
     const repo = outboxRepo(database, clock);
     for (const r of rows) await repo.insert(database.db, r);
