@@ -147,7 +147,7 @@ function walBytes(dataDir: string): number {
  * thread is named "node": the main thread is the one whose id is the process id; the sandbox
  * workers are told apart by the caller as the busiest others (V8 and libuv helpers use little).
  */
-function threadCpu(): { tid: number; main: boolean; cpuS: number }[] {
+export function threadCpu(): { tid: number; main: boolean; cpuS: number }[] {
   const out: { tid: number; main: boolean; cpuS: number }[] = [];
   for (const tid of readdirSync("/proc/self/task")) {
     try {
