@@ -113,6 +113,8 @@ export async function startPlatformAsync(args: {
     PLATFORM_ADMIN_USERNAME: ADMIN.username,
     PLATFORM_ADMIN_PASSWORD: ADMIN.password,
     PLATFORM_SECRET_KEY: randomBytes(32).toString("hex"),
+    // An experiment knob (unset: the default): with slots for every run none spills to the claim path.
+    PLATFORM_MAX_CONCURRENCY: process.env.BENCH_MAX_CONCURRENCY,
     LOG_LEVEL: "warn",
   });
   const built = await buildApp(config, { logger: createLogger({ name: "bench", level: "warn" }) });

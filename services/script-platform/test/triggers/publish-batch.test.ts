@@ -17,6 +17,7 @@ import {
 import { OUTBOX_CHANNEL } from "../../src/dispatch/enqueue-repo.js";
 import type { TransactionInfo } from "../../src/dispatch/group-commit.js";
 import { LEASE_MS, type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
+import { matchTopic } from "../../src/triggers/patterns.js";
 import { insertTrigger, setTriggerEnabled } from "../../src/triggers/repository.js";
 import { until } from "../runtime/turns.js";
 
@@ -35,13 +36,21 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
   const cap = captureLogger();
   const transactions: TransactionInfo[] = [];
 
-  /** Fails the whole outbox write of any batch that holds a message marked `poison`. */
+  const isPoison = (event: Record<string, unknown>) =>
+    (event.pubsub as { message?: { poison?: boolean } }).message?.poison === true;
+  /**
+   * Fails the whole outbox write of any batch that holds a message marked `poison`: after its rows
+   * were written inside a transaction, before the one statement that would write them without one.
+   */
   const poisoned = (real: OutboxWriter): OutboxWriter => ({
     ...real,
+    async enqueuePubsub(db, messages) {
+      if (messages.some((m) => isPoison(m.event))) throw new Error("poisoned message");
+      return real.enqueuePubsub(db, messages);
+    },
     async enqueueOwn(trx, runs, scriptsOf, hold) {
       const own = await real.enqueueOwn(trx, runs, scriptsOf, hold);
-      if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
-        throw new Error("poisoned message");
+      if (runs.some((r) => isPoison(r.event))) throw new Error("poisoned message");
       return own;
     },
   });
@@ -57,11 +66,11 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
   let events: EventSink;
   let eventsOther: EventSink;
 
-  async function pubsubTrigger(db: Database<PlatformDB>, topic: string) {
+  async function pubsubTrigger(db: Database<PlatformDB>, topic: string, appId = APP) {
     const id = newId();
     await insertTrigger(db.db, db.dialect, {
       id,
-      app_id: APP,
+      app_id: appId,
       kind: "pubsub",
       script_id: `script-${id}`,
       enabled: true,
@@ -216,8 +225,8 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     const pg = database.backend === "postgres";
     const heard: string[] = [];
     const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
-    /** Whether each outbox write ran inside a Kysely transaction (PostgreSQL's writeTx). */
-    const inTransaction: boolean[] = [];
+    /** How each outbox write ran: one statement, declined by it, or inside a transaction or not. */
+    const writes: string[] = [];
     const real = createOutboxWriter({ dialect: database.dialect, wake: () => {} });
     const sink = createChangeEvents({
       clock,
@@ -226,8 +235,13 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       maxDepth: 8,
       outbox: {
         ...real,
+        enqueuePubsub: async (db, messages) => {
+          const written = await real.enqueuePubsub(db, messages);
+          writes.push(written ? "one statement" : "declined");
+          return written;
+        },
         enqueueOwn: (trx, runs, scriptsOf, hold) => {
-          inTransaction.push(trx.isTransaction);
+          writes.push(trx.isTransaction ? "transaction" : "no transaction");
           return real.enqueueOwn(trx, runs, scriptsOf, hold);
         },
       },
@@ -248,7 +262,8 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     for (const r of principals)
       expect(JSON.parse(r.principal ?? "null")).toEqual({ admin_id: "a1", scopes: ["app:admin"] });
     if (pg) {
-      expect(inTransaction).toEqual([false, false, true]);
+      // The lookup, rows and NOTIFY are one statement; the realtime log row needs a transaction.
+      expect(writes).toEqual(["one statement", "one statement", "declined", "transaction"]);
       await database.notifier.publish(OUTBOX_CHANNEL, "marker");
       await until(() => heard.includes("marker"));
       // One announcement per write: none is swallowed as "already announced" outside a transaction.
@@ -446,9 +461,12 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       // The statement fails before anything is written (as a failing one-statement write does).
       outbox: {
         ...real,
+        async enqueuePubsub(db, messages) {
+          if (messages.some((m) => isPoison(m.event))) throw new Error("poisoned message");
+          return real.enqueuePubsub(db, messages);
+        },
         async enqueueOwn(trx, runs, scriptsOf, hold) {
-          if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
-            throw new Error("poisoned message");
+          if (runs.some((r) => isPoison(r.event))) throw new Error("poisoned message");
           return real.enqueueOwn(trx, runs, scriptsOf, hold);
         },
       },
@@ -473,6 +491,97 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       [1, true, true],
     ]);
     expect(messages(await outboxRows()).sort()).toEqual([0, 2, 3]);
+  });
+
+  it("a batch's runs follow the topic patterns, apps and enabled flags; slots it does not use come back", async () => {
+    const APP2 = newId();
+    const triggers: { id: string; app: string; pattern: string }[] = [];
+    for (const [app, pattern] of [
+      [APP, "*"],
+      [APP, "orders.*"],
+      [APP, "orders.paid"],
+      [APP, "orders"],
+      [APP2, "*"],
+      [APP2, "orders.paid"],
+    ] as const)
+      triggers.push({ id: await pubsubTrigger(database, pattern, app), app, pattern });
+    const off = await pubsubTrigger(database, "orders.paid");
+    await setTriggerEnabled(database.db, APP, off, false);
+    const { state, local } = fakeLocal(4);
+    const real = createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local });
+    const oneStatement: boolean[] = [];
+    const sink = createChangeEvents({
+      clock,
+      database,
+      logger: cap.logger,
+      maxDepth: 8,
+      outbox: {
+        ...real,
+        enqueuePubsub: async (db, messages) => {
+          const written = await real.enqueuePubsub(db, messages);
+          oneStatement.push(written !== null);
+          return written;
+        },
+      },
+    });
+    const sent = [
+      { app: APP, topic: "orders.paid" },
+      { app: APP, topic: "orders" },
+      { app: APP, topic: "orders." }, // "orders.*" needs something after the dot
+      { app: APP, topic: "ordersX.paid" },
+      { app: APP2, topic: "orders.paid" },
+      { app: APP, topic: "orders.paid.x" },
+      { app: newId(), topic: "orders.paid" }, // an app without triggers
+    ];
+    const expected = sent.map((m) =>
+      triggers
+        .filter((t) => t.app === m.app && matchTopic(t.pattern, m.topic))
+        .map((t) => t.id)
+        .sort(),
+    );
+    expect(expected.map((e) => e.length)).toEqual([3, 2, 1, 1, 2, 2, 0]);
+    const publishAll = (depth: number) =>
+      Promise.all(sent.map((m, i) => sink.publish({ appId: m.app, topic: m.topic, message: { i }, depth })));
+    expect(await publishAll(0)).toEqual(expected.map((e) => e.length));
+    const rows = await outboxRows();
+    const byMessage = sent.map((_, i) =>
+      rows
+        .filter((r) => messages([r])[0] === i)
+        .map((r) => r.trigger_id)
+        .sort(),
+    );
+    expect(byMessage).toEqual(expected);
+    for (const r of rows) {
+      expect([r.source_kind, Number(r.depth), r.due_at, r.created_at]).toEqual([
+        "pubsub",
+        1,
+        clock.iso(),
+        clock.iso(),
+      ]);
+      expect(JSON.parse(r.payload).event.pubsub).toMatchObject({ published_at: clock.iso() });
+      expect(JSON.parse(r.principal ?? "null")).toEqual({ admin_id: "a1", scopes: ["app:admin"] });
+    }
+    // Four slots: four rows written claimed and started, none held back for runs that did not come.
+    expect(rows.filter((r) => r.claimed_by === "me")).toHaveLength(4);
+    expect(state.started.flatMap((s) => s.rows)).toHaveLength(4);
+    expect(state.free).toBe(0);
+    state.free = 50;
+    expect(await publishAll(1)).toEqual(expected.map((e) => e.length));
+    expect(state.free).toBe(50 - 11);
+    expect((await outboxRows()).filter((r) => Number(r.depth) === 2 && r.claimed_by === "me")).toHaveLength(
+      11,
+    );
+    // At the depth limit a message triggers nothing; the rest of its batch still does.
+    const atLimit = await Promise.all([
+      sink.publish({ appId: APP, topic: "orders", message: { i: 100 }, depth: 8 }),
+      sink.publish({ appId: APP, topic: "orders", message: { i: 101 }, depth: 7 }),
+    ]);
+    expect(atLimit).toEqual([0, 2]);
+    expect(state.free).toBe(50 - 13);
+    // PostgreSQL writes the first two batches as one statement each; the depth limit takes the
+    // general path (its suppressed triggers are logged).
+    if (database.backend === "postgres") expect(oneStatement).toEqual([true, true]);
+    else expect(oneStatement).toEqual([]);
   });
 
   it("a trigger disabled, enabled or added by another instance applies to the next publish at once", async () => {
