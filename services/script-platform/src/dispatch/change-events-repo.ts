@@ -38,7 +38,7 @@ export interface PubsubLookup {
   external: Set<string>;
 }
 
-/** The scripts columns, read with an `s_` prefix next to another table's (scriptSelect, scriptOf). */
+/** The scripts columns, read with an `s_` prefix next to the trigger's. */
 const SCRIPT_COLUMNS = [
   "id",
   "app_id",
@@ -55,7 +55,7 @@ const SCRIPT_COLUMNS = [
   "authored_source",
   "version",
 ] as const satisfies readonly (keyof PlatformDB["scripts"])[];
-export const scriptSelect = sql.raw(SCRIPT_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(", "));
+const scriptSelect = sql.raw(SCRIPT_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(", "));
 const noScript = sql.raw(SCRIPT_COLUMNS.map(() => "NULL").join(", "));
 
 type LookupRow = {
@@ -111,148 +111,20 @@ export async function pubsubLookup(
         script_id: r.script_id ?? "",
         principal_json: r.principal_json ?? "null",
         topic_pattern: r.topic ?? "",
-        script: scriptOf(dialect, r),
+        script:
+          r.s_id === null
+            ? null
+            : scriptRecordOf(
+                dialect,
+                Object.fromEntries(SCRIPT_COLUMNS.map((c) => [c, r[`s_${c}`]])) as Selectable<
+                  PlatformDB["scripts"]
+                >,
+              ),
       });
   return out;
 }
 
-/** A publish batch's messages as the one-statement write binds them (one array entry per message). */
-export type PubsubRunsInput = {
-  apps: string[];
-  topics: string[];
-  /** The outbox payload of each message's runs (JSON text). */
-  payloads: string[];
-  /** The depth of each message's runs. */
-  depths: number[];
-  /** Row ids: the statement writes nothing unless every matched run gets one. */
-  ids: string[];
-  now: string;
-  /** The first `own` runs are written claimed by `instance` until `leaseUntil`. */
-  own: number;
-  instance: string | null;
-  leaseUntil: string | null;
-  /** Announces the rows not written claimed (NOTIFY at commit); only sent when there are any. */
-  channel: string;
-};
-
-/** One run the statement wrote: `n` is its 1-based position (id `ids[n - 1]`), `ord` its message's. */
-export interface PubsubRunRow {
-  n: number;
-  ord: number;
-  trigger_id: string;
-  script_id: string;
-  principal_json: string;
-  /** Its script, read once per script among the runs written claimed. */
-  script: ScriptRecord | null;
-}
-
-export type PubsubRunsResult =
-  | { written: true; runs: PubsubRunRow[] }
-  /** Nothing written: a message's topic is a registered external topic, or `ids` were too few. */
-  | { written: false; matched: number };
-
-type RunsRow = {
-  k: "g" | "r" | "s";
-  written: boolean | null;
-  n: string | number | null;
-  ord: string | number | null;
-  trigger_id: string | null;
-  script_id: string | null;
-  principal_json: string | null;
-} & ScriptColumns;
-
-// A publish batch in one statement (PostgreSQL): the apps' enabled pubsub triggers matched
-// against each message's topic (patterns.ts matchTopic, as in the lookup above), in message then
-// trigger id order; the outbox rows of all matches written with the bound ids, the first `own`
-// claimed by this process; a NOTIFY only when some row is not claimed; the scripts of the claimed
-// runs. It writes nothing when a message goes to the realtime log (an external topic needs a
-// transaction) or when the ids are too few: the caller then takes the general path.
-const publishRunsStatement = preparedQuery(
-  (_db: Kysely<PlatformDB>, p: PubsubRunsInput) => sql<RunsRow>`
-WITH m AS (
-  SELECT * FROM unnest(${p.apps}::text[], ${p.topics}::text[], ${p.payloads}::text[], ${p.depths}::int[])
-    WITH ORDINALITY AS m(app_id, topic, payload, depth, ord)
-), r AS (
-  SELECT m.ord, t.id AS trigger_id, t.app_id, t.script_id, t.registered_by_principal::text AS principal_json,
-         m.payload, m.depth, row_number() OVER (ORDER BY m.ord, t.id) AS n
-    FROM m
-    JOIN triggers t ON t.app_id = m.app_id AND t.kind = 'pubsub' AND t.enabled = 1
-    JOIN trigger_details d ON d.trigger_id = t.id
-   WHERE d.topic_pattern = '*' OR d.topic_pattern = m.topic
-      OR (right(d.topic_pattern, 2) = '.*' AND starts_with(m.topic, left(d.topic_pattern, -1))
-          AND length(m.topic) > length(d.topic_pattern) - 1)
-), go AS (
-  SELECT NOT EXISTS (SELECT 1 FROM topics x JOIN m ON x.app_id = m.app_id AND x.name = m.topic
-                      WHERE x.external = 1)
-         AND (SELECT count(*) FROM r) <= cardinality(${p.ids}::text[]) AS ok
-), ins AS (
-  INSERT INTO outbox (id, app_id, source_kind, trigger_id, script_id, payload, due_at, depth, principal,
-                      created_at, claimed_by, lease_until, reply_to)
-  SELECT (${p.ids}::text[])[r.n], r.app_id, 'pubsub', r.trigger_id, r.script_id, r.payload,
-         ${p.now}::timestamptz, r.depth, r.principal_json, ${p.now}::timestamptz,
-         CASE WHEN r.n <= ${p.own}::int THEN ${p.instance}::text END,
-         CASE WHEN r.n <= ${p.own}::int THEN ${p.leaseUntil}::timestamptz END, NULL
-    FROM r WHERE (SELECT ok FROM go)
-  RETURNING claimed_by
-)
-SELECT 's' AS k, NULL::boolean AS written, NULL::bigint AS notified, NULL::bigint AS n, NULL::bigint AS ord,
-       NULL::text AS trigger_id, s.id AS script_id, NULL::text AS principal_json, ${scriptSelect}
-  FROM scripts s WHERE s.id IN (SELECT script_id FROM r WHERE n <= ${p.own}::int)
-UNION ALL
-SELECT 'g', go.ok,
-       (SELECT count(pg_notify(${p.channel}::text, ''))
-          FROM (SELECT 1 FROM ins WHERE claimed_by IS NULL LIMIT 1) z),
-       NULL, NULL, NULL, NULL, NULL, ${noScript}
-  FROM go
-UNION ALL
-SELECT 'r', NULL, NULL, r.n, r.ord, r.trigger_id, r.script_id, r.principal_json, ${noScript} FROM r`,
-);
-
-/**
- * PostgreSQL: a publish batch's trigger lookup, outbox rows and NOTIFY as one statement (one
- * round trip, atomic by itself). See publishRunsStatement for when it writes nothing.
- */
-export async function insertPubsubRuns(
-  db: Kysely<PlatformDB>,
-  dialect: Dialect,
-  input: PubsubRunsInput,
-): Promise<PubsubRunsResult> {
-  const rows = await publishRunsStatement(db, input);
-  const runs: PubsubRunRow[] = [];
-  const scripts = new Map<string, ScriptRecord>();
-  let written = false;
-  for (const r of rows)
-    if (r.k === "g") written = r.written === true;
-    else if (r.k === "r")
-      runs.push({
-        n: Number(r.n),
-        ord: Number(r.ord),
-        trigger_id: r.trigger_id ?? "",
-        script_id: r.script_id ?? "",
-        principal_json: r.principal_json ?? "null",
-        script: null,
-      });
-    else {
-      const script = scriptOf(dialect, r);
-      if (script) scripts.set(script.id, script);
-    }
-  if (!written) return { written: false, matched: runs.length };
-  for (const run of runs) if (run.n <= input.own) run.script = scripts.get(run.script_id) ?? null;
-  return { written: true, runs };
-}
-
-export type ScriptColumns = { [K in (typeof SCRIPT_COLUMNS)[number] as `s_${K}`]: unknown };
-
-/** The `s_` columns of a row as a script record; null when the row carries none. */
-export function scriptOf(dialect: Dialect, r: ScriptColumns) {
-  return r.s_id === null
-    ? null
-    : scriptRecordOf(
-        dialect,
-        Object.fromEntries(SCRIPT_COLUMNS.map((c) => [c, r[`s_${c}`]])) as Selectable<PlatformDB["scripts"]>,
-      );
-}
-
+/** Appends a message to the realtime log; returns its seq. */
 /** Scripts by id as `trx` reads them (a publish batch's runs this process starts itself). */
 export async function scriptsByIds(
   trx: Kysely<PlatformDB>,
@@ -268,7 +140,6 @@ export async function scriptsByIds(
   return new Map(rows.map((r) => [r.id, scriptRecordOf(dialect, r)]));
 }
 
-/** Appends a message to the realtime log; returns its seq. */
 export async function insertRealtimeMessage(
   trx: Kysely<PlatformDB>,
   m: { appId: string; topic: string; messageJson: string; now: string },

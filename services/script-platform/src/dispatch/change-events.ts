@@ -27,11 +27,6 @@ interface PublishSlot {
   own: OwnRuns | null;
 }
 
-/** ctx.event of a run a published message triggered. */
-const pubsubEvent = (msg: PubsubMessage, now: string) => ({
-  pubsub: { topic: msg.topic, message: msg.message, published_at: now },
-});
-
 /** NOTIFY payloads must stay under 8000 bytes; bigger messages are fetched by seq. */
 const INLINE_NOTIFY_MAX = 7000;
 
@@ -163,7 +158,7 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
           sourceKind: "pubsub",
           triggerId: t.id,
           scriptId: t.script_id,
-          event: pubsubEvent(msg, now),
+          event: { pubsub: { topic: msg.topic, message: msg.message, published_at: now } },
           depth: msg.depth + 1,
           principal: null,
           principalJson: t.principal_json,
@@ -201,11 +196,9 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
 
   /**
    * A publish batch of the group commit (called again with one slot when its batch failed). On
-   * PostgreSQL the batch comes without a transaction (its write is `oneStatement`): usually the
-   * trigger lookup, the outbox rows and their NOTIFY are one statement (enqueuePubsub); otherwise
-   * one statement reads the triggers and topics, and when nothing goes to the realtime log the
-   * outbox rows and their NOTIFY are the one write (2 round trips instead of BEGIN, 2 reads,
-   * write, COMMIT).
+   * PostgreSQL the batch comes without a transaction (its write is `oneStatement`): one statement
+   * reads the triggers and topics, and when nothing goes to the realtime log the outbox rows and
+   * their NOTIFY are the one write (2 round trips instead of BEGIN, 2 reads, write, COMMIT).
    * Reading outside the write's transaction sees what READ COMMITTED would show inside it: each
    * statement its own snapshot. Anything more (realtime rows, > 500 rows) gets a transaction.
    */
@@ -219,27 +212,6 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
     const now = clock.iso();
     // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
     const alone = dialect.backend === "postgres" && !trx.isTransaction;
-    // PostgreSQL: lookup, rows and NOTIFY as one statement; a message at the depth limit (its
-    // suppressed triggers are counted for the log) or on an external topic takes the path below.
-    if (alone && msgs.every((m) => m.depth < maxDepth)) {
-      const written = await outbox.enqueuePubsub(
-        trx,
-        msgs.map((m) => ({
-          appId: m.appId,
-          topic: m.topic,
-          event: pubsubEvent(m, now),
-          depth: m.depth + 1,
-          now,
-        })),
-      );
-      if (written) {
-        for (const [i, s] of slots.entries()) {
-          s.own = written.own;
-          s.enqueued = written.counts[i] ?? 0;
-        }
-        return;
-      }
-    }
     const p = await plan(alone ? await lookupAll(trx, msgs) : lookupIn(trx), msgs, now);
     if (!alone || (p.realtime.length === 0 && p.runs.length <= 500)) await writeOwn(trx, p, now, slots);
     else await database.writeTx((t) => writeOwn(t, p, now, slots));

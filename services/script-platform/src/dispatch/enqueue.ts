@@ -3,13 +3,11 @@ import type { Dialect, Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { ScriptRecord } from "../control/scripts-repo.js";
 import type { PlatformDB } from "../db/schema.js";
-import { insertPubsubRuns } from "./change-events-repo.js";
 import {
   insertOutboxRows,
   insertOutboxRowsAndNotify,
   type NewOutboxRow,
   notifyOutbox,
-  OUTBOX_CHANNEL,
 } from "./enqueue-repo.js";
 import { LEASE_MS, type OutboxRow } from "./outbox-repo.js";
 
@@ -98,36 +96,9 @@ export interface OutboxWriter {
     /** Gets the own runs before their rows are written: whatever fails later, the caller can drop them. */
     hold?: (own: OwnRuns) => void,
   ): Promise<OwnRuns | null>;
-  /**
-   * PostgreSQL outside a transaction: a publish batch in one statement (the triggers matched in
-   * SQL, the rows written, claimed as enqueueOwn does, announced). The caller starts or drops the
-   * own runs as with enqueueOwn. Null when it wrote nothing and the caller must take the general
-   * path (another backend, a transaction, a message on an external topic, more than 500 runs).
-   */
-  enqueuePubsub(db: Kysely<PlatformDB>, messages: readonly PubsubRuns[]): Promise<PubsubWritten | null>;
   /** Writes a row as given (a dead letter's replay) and announces it. */
   insert(trx: Kysely<PlatformDB>, row: NewOutboxRow): Promise<void>;
 }
-
-/** A published message whose runs enqueuePubsub writes, one per matching enabled pubsub trigger. */
-export interface PubsubRuns {
-  appId: string;
-  topic: string;
-  /** ctx.event of its runs. */
-  event: Record<string, unknown>;
-  /** The runs' depth. */
-  depth: number;
-  now: string;
-}
-
-/** What enqueuePubsub wrote: the runs of each message, and those this process starts. */
-export interface PubsubWritten {
-  counts: number[];
-  own: OwnRuns | null;
-}
-
-/** Most rows one statement writes (see insertOutboxRows). */
-const MAX_ROWS = 500;
 
 /**
  * One per app instance: `dialect` is its database's, `wake` its own dispatcher's wake-up. On
@@ -183,22 +154,6 @@ export function createOutboxWriter(deps: {
     await insertOutboxRows(trx, rows);
     if (own < rows.length) await announce(trx);
   };
-  /** Claims `row` for this process, as the run OwnRuns will start. */
-  const claim = (row: NewOutboxRow, instanceId: string, leaseUntil: string): OutboxRow => {
-    row.claimed_by = instanceId;
-    row.lease_until = leaseUntil;
-    return {
-      ...row,
-      execution_id: null,
-      attempts: 0,
-      reply_to: null,
-      claimed_by: instanceId,
-      lease_until: leaseUntil,
-    };
-  };
-  // Ids enqueuePubsub binds per message: what the last batch needed (a batch that needs more
-  // writes nothing and is sent again with enough).
-  let idsPerMessage = 1;
   const writer: OutboxWriter = {
     async enqueue(trx, run) {
       const [id = ""] = await writer.enqueueMany(trx, [run]);
@@ -234,9 +189,19 @@ export function createOutboxWriter(deps: {
       const scripts = new Map<string, ScriptRecord>();
       for (const i of mine) {
         const run = runs[i] as TriggeredRun;
+        const row = rows[i] as NewOutboxRow;
         const script = run.script ?? read.get(run.scriptId);
         if (script) scripts.set(run.scriptId, script);
-        claimed.push(claim(rows[i] as NewOutboxRow, local.instanceId, toIso(Date.parse(run.now) + LEASE_MS)));
+        row.claimed_by = local.instanceId;
+        row.lease_until = toIso(Date.parse(run.now) + LEASE_MS);
+        claimed.push({
+          ...row,
+          execution_id: null,
+          attempts: 0,
+          reply_to: null,
+          claimed_by: local.instanceId,
+          lease_until: row.lease_until,
+        });
       }
       const handle = new OwnRuns(local, claimed, scripts);
       hold?.(handle);
@@ -247,71 +212,6 @@ export function createOutboxWriter(deps: {
         throw err;
       }
       return handle;
-    },
-    async enqueuePubsub(db, messages) {
-      if (dialect.backend !== "postgres" || db.isTransaction || messages.length === 0) return null;
-      const now = messages[0]?.now ?? "";
-      if (messages.some((m) => m.now !== now)) return null;
-      const local = deps.local?.() ?? null;
-      const leaseUntil = toIso(Date.parse(now) + LEASE_MS);
-      const payloads = messages.map((m) => dialect.json({ event: m.event }));
-      for (let attempt = 0; attempt < 2; attempt++) {
-        const ids = Array.from({ length: Math.min(MAX_ROWS, messages.length * idsPerMessage) }, newId);
-        // Slots for as many runs as there are ids; those the batch does not use are given back.
-        const own = local ? local.reserve(ids.length) : 0;
-        let result: Awaited<ReturnType<typeof insertPubsubRuns>>;
-        try {
-          result = await insertPubsubRuns(db, dialect, {
-            apps: messages.map((m) => m.appId),
-            topics: messages.map((m) => m.topic),
-            payloads,
-            depths: messages.map((m) => m.depth),
-            ids,
-            now,
-            own,
-            instance: local?.instanceId ?? null,
-            leaseUntil,
-            channel: OUTBOX_CHANNEL,
-          });
-        } catch (err) {
-          if (own > 0) local?.unreserve(own);
-          throw err;
-        }
-        if (!result.written) {
-          if (own > 0) local?.unreserve(own);
-          // Enough ids and still nothing written: a message is on an external topic.
-          if (result.matched <= ids.length || result.matched > MAX_ROWS) return null;
-          idsPerMessage = Math.ceil(result.matched / messages.length);
-          continue;
-        }
-        idsPerMessage = Math.max(1, Math.ceil(result.runs.length / messages.length));
-        const counts = messages.map(() => 0);
-        const claimed: OutboxRow[] = [];
-        const scripts = new Map<string, ScriptRecord>();
-        for (const r of result.runs) {
-          const i = r.ord - 1;
-          counts[i] = (counts[i] ?? 0) + 1;
-          if (r.n > own) continue;
-          const m = messages[i] as PubsubRuns;
-          if (r.script) scripts.set(r.script_id, r.script);
-          const row: NewOutboxRow = {
-            id: ids[r.n - 1] ?? "",
-            app_id: m.appId,
-            source_kind: "pubsub",
-            trigger_id: r.trigger_id,
-            script_id: r.script_id,
-            payload: payloads[i] ?? "",
-            due_at: now,
-            depth: m.depth,
-            principal: r.principal_json,
-            created_at: now,
-          };
-          claimed.push(claim(row, local?.instanceId ?? "", leaseUntil));
-        }
-        if (own > claimed.length) local?.unreserve(own - claimed.length);
-        return { counts, own: local && claimed.length > 0 ? new OwnRuns(local, claimed, scripts) : null };
-      }
-      return null;
     },
     async insert(trx, row) {
       await insertOutboxRows(trx, [row]);

@@ -36,21 +36,13 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
   const cap = captureLogger();
   const transactions: TransactionInfo[] = [];
 
-  const isPoison = (event: Record<string, unknown>) =>
-    (event.pubsub as { message?: { poison?: boolean } }).message?.poison === true;
-  /**
-   * Fails the whole outbox write of any batch that holds a message marked `poison`: after its rows
-   * were written inside a transaction, before the one statement that would write them without one.
-   */
+  /** Fails the whole outbox write of any batch that holds a message marked `poison`. */
   const poisoned = (real: OutboxWriter): OutboxWriter => ({
     ...real,
-    async enqueuePubsub(db, messages) {
-      if (messages.some((m) => isPoison(m.event))) throw new Error("poisoned message");
-      return real.enqueuePubsub(db, messages);
-    },
     async enqueueOwn(trx, runs, scriptsOf, hold) {
       const own = await real.enqueueOwn(trx, runs, scriptsOf, hold);
-      if (runs.some((r) => isPoison(r.event))) throw new Error("poisoned message");
+      if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
+        throw new Error("poisoned message");
       return own;
     },
   });
@@ -225,8 +217,8 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     const pg = database.backend === "postgres";
     const heard: string[] = [];
     const unsubscribe = pg ? await other.notifier.subscribe(OUTBOX_CHANNEL, (p) => void heard.push(p)) : null;
-    /** How each outbox write ran: one statement, declined by it, or inside a transaction or not. */
-    const writes: string[] = [];
+    /** Whether each outbox write ran inside a Kysely transaction (PostgreSQL's writeTx). */
+    const inTransaction: boolean[] = [];
     const real = createOutboxWriter({ dialect: database.dialect, wake: () => {} });
     const sink = createChangeEvents({
       clock,
@@ -235,13 +227,8 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       maxDepth: 8,
       outbox: {
         ...real,
-        enqueuePubsub: async (db, messages) => {
-          const written = await real.enqueuePubsub(db, messages);
-          writes.push(written ? "one statement" : "declined");
-          return written;
-        },
         enqueueOwn: (trx, runs, scriptsOf, hold) => {
-          writes.push(trx.isTransaction ? "transaction" : "no transaction");
+          inTransaction.push(trx.isTransaction);
           return real.enqueueOwn(trx, runs, scriptsOf, hold);
         },
       },
@@ -262,8 +249,7 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     for (const r of principals)
       expect(JSON.parse(r.principal ?? "null")).toEqual({ admin_id: "a1", scopes: ["app:admin"] });
     if (pg) {
-      // The lookup, rows and NOTIFY are one statement; the realtime log row needs a transaction.
-      expect(writes).toEqual(["one statement", "one statement", "declined", "transaction"]);
+      expect(inTransaction).toEqual([false, false, true]);
       await database.notifier.publish(OUTBOX_CHANNEL, "marker");
       await until(() => heard.includes("marker"));
       // One announcement per write: none is swallowed as "already announced" outside a transaction.
@@ -461,12 +447,9 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
       // The statement fails before anything is written (as a failing one-statement write does).
       outbox: {
         ...real,
-        async enqueuePubsub(db, messages) {
-          if (messages.some((m) => isPoison(m.event))) throw new Error("poisoned message");
-          return real.enqueuePubsub(db, messages);
-        },
         async enqueueOwn(trx, runs, scriptsOf, hold) {
-          if (runs.some((r) => isPoison(r.event))) throw new Error("poisoned message");
+          if (runs.some((r) => (r.event.pubsub as { message?: { poison?: boolean } }).message?.poison))
+            throw new Error("poisoned message");
           return real.enqueueOwn(trx, runs, scriptsOf, hold);
         },
       },
@@ -508,21 +491,12 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     const off = await pubsubTrigger(database, "orders.paid");
     await setTriggerEnabled(database.db, APP, off, false);
     const { state, local } = fakeLocal(4);
-    const real = createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local });
-    const oneStatement: boolean[] = [];
     const sink = createChangeEvents({
       clock,
       database,
       logger: cap.logger,
       maxDepth: 8,
-      outbox: {
-        ...real,
-        enqueuePubsub: async (db, messages) => {
-          const written = await real.enqueuePubsub(db, messages);
-          oneStatement.push(written !== null);
-          return written;
-        },
-      },
+      outbox: createOutboxWriter({ dialect: database.dialect, wake: () => {}, local: () => local }),
     });
     const sent = [
       { app: APP, topic: "orders.paid" },
@@ -578,10 +552,6 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     ]);
     expect(atLimit).toEqual([0, 2]);
     expect(state.free).toBe(50 - 13);
-    // PostgreSQL writes the first two batches as one statement each; the depth limit takes the
-    // general path (its suppressed triggers are logged).
-    if (database.backend === "postgres") expect(oneStatement).toEqual([true, true]);
-    else expect(oneStatement).toEqual([]);
   });
 
   it("a trigger disabled, enabled or added by another instance applies to the next publish at once", async () => {
