@@ -6,8 +6,9 @@
 //   worker  + one message to a worker thread and one back per request (the sandbox boundary,
 //           without QuickJS: the worker parses the ctx text and answers fixed JSON)
 //   writes  + the seed's durable sync path, written with the platform's own repositories and
-//           group commit on its own schema: the outbox row with reply_to, then the settle (the
-//           execution record in, the outbox row out), each awaited until durable
+//           group commit on its own schema: the outbox row with reply_to, awaited until durable;
+//           after the answer the settle (the execution record in, the outbox row out), as the
+//           platform's dispatcher does
 //   all     worker + writes
 import type { AddressInfo } from "node:net";
 import { Worker } from "node:worker_threads";
@@ -142,25 +143,28 @@ export async function startFloor(args: { layer: Layer }): Promise<ServerTarget> 
     };
     if (writes) await commits.write(outbox.insertWrite(row));
     const body = workers ? await workers.run(`{"request":${requestJson}}`) : BODY;
+    // As the platform does: the answer goes out first, the row settles in the next group commit.
     if (writes)
-      await commits.write(
-        executions.settleWrite(
-          {
-            id: executionId,
-            app_id: appId,
-            script_id: scriptId,
-            invocation_type: "http",
-            status: "succeeded",
-            duration_ms: systemClock.now() - started,
-            logs: [],
-            error: null,
-            instance_id: "bench",
-            created_at: at,
-            finished_at: systemClock.iso(),
-          },
-          row.id,
-        ),
-      );
+      void commits
+        .write(
+          executions.settleWrite(
+            {
+              id: executionId,
+              app_id: appId,
+              script_id: scriptId,
+              invocation_type: "http",
+              status: "succeeded",
+              duration_ms: systemClock.now() - started,
+              logs: [],
+              error: null,
+              instance_id: "bench",
+              created_at: at,
+              finished_at: systemClock.iso(),
+            },
+            row.id,
+          ),
+        )
+        .catch(() => {});
     reply.header("x-execution-id", executionId);
     return reply.type("application/json; charset=utf-8").send(body);
   });
