@@ -127,6 +127,44 @@ describe("SQLite durability: writes are acknowledged once the WAL is synced", ()
     },
   );
 
+  it.skipIf(!onSqlite)(
+    "writeTxCommitted resolves at COMMIT and hands the sync over as `durable`; a failed sync rejects it",
+    async () => {
+      const { database, control } = await open();
+      control.hold();
+      const { value, durable } = await database.writeTxCommitted(async (trx) => {
+        await trx.insertInto("notes").values({ id: 1, body: "a" }).execute();
+        return "done";
+      });
+      // Resolved with the sync still held: committed and visible, not yet durable.
+      expect(value).toBe("done");
+      await control.started(1);
+      expect(await ids(database)).toEqual([1]);
+      expect(await settled(durable)).toBe(false);
+      // The connection was handed on: a plain writeTx commits meanwhile and waits for the next sync.
+      const later = database.writeTx((trx) => trx.insertInto("notes").values({ id: 2, body: "b" }).execute());
+      await expect.poll(() => ids(database)).toEqual([1, 2]);
+      control.calls[0]?.resolve();
+      await durable;
+      await control.started(2);
+      expect(await settled(later)).toBe(false);
+      control.calls[1]?.resolve();
+      await later;
+
+      // A transaction that wrote nothing has nothing to sync.
+      const read = await database.writeTxCommitted((trx) => trx.selectFrom("notes").selectAll().execute());
+      expect(await settled(read.durable)).toBe(true);
+      expect(control.calls).toHaveLength(2);
+
+      const failing = await database.writeTxCommitted((trx) =>
+        trx.insertInto("notes").values({ id: 3, body: "c" }).execute(),
+      );
+      await control.started(3);
+      control.calls[2]?.reject(Object.assign(new Error("EIO: i/o error"), { code: "EIO" }));
+      await expect(failing.durable).rejects.toBeInstanceOf(DurabilityError);
+    },
+  );
+
   it.skipIf(!onSqlite)("reads, through the reader or the write connection, wait for no sync", async () => {
     const { database, control } = await open();
     control.hold();
@@ -261,10 +299,15 @@ describe.skipIf(onSqlite)("PostgreSQL durability is the server's: nothing change
       await d.migrate(migrations);
       await d.writeTx((trx) => trx.insertInto("notes").values({ id: 1, body: "a" }).execute());
       await d.db.insertInto("notes").values({ id: 2, body: "b" }).execute();
+      // Committed is durable here: writeTxCommitted's `durable` has nothing left to wait for.
+      const c = await d.writeTxCommitted((trx) =>
+        trx.insertInto("notes").values({ id: 3, body: "c" }).execute(),
+      );
+      expect(await settled(c.durable)).toBe(true);
       expect(d.durability).toBeNull();
       expect(
         (await d.reader.selectFrom("notes").select("id").orderBy("id").execute()).map((r) => r.id),
-      ).toEqual([1, 2]);
+      ).toEqual([1, 2, 3]);
     } finally {
       await d.close();
       await env.cleanup();

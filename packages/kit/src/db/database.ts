@@ -103,6 +103,15 @@ export interface Database<DB> {
    * Inside `fn` use only `trx`.
    */
   writeTx<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<T>;
+  /**
+   * `writeTx` that resolves once the transaction COMMITTED, with `durable` resolving once it is
+   * on disk (rejecting with DurabilityError if the sync failed). Committed means visible to
+   * every reader and kept through a process crash; only a power loss before the sync can lose
+   * it. For writes nobody is told about before `durable`, e.g. a row that only hands work to
+   * this process. SQLite file databases sync the WAL on the threadpool (sqlite-durability.ts);
+   * on PostgreSQL and `:memory:` committed is durable (`durable` is already resolved).
+   */
+  writeTxCommitted<T>(fn: (trx: Kysely<DB>) => Promise<T>): Promise<{ value: T; durable: Promise<void> }>;
   migrate(
     migrations: readonly Migration[],
     opts?: { onApplied?: (m: Migration) => void },
@@ -155,6 +164,18 @@ class CommitTracker {
     const c = this.committed;
     this.committed = false;
     return c;
+  }
+
+  /**
+   * The holder takes the sync of what it committed into its own hands: the release then hands
+   * the connection on without waiting (see writeTxCommitted).
+   */
+  syncLater(): Promise<void> {
+    if (!this.take()) return Promise.resolve();
+    const durable = this.sync.durable();
+    // The caller may await it later or never (a fatal sync also fails every later write).
+    durable.catch(() => {});
+    return durable;
   }
 }
 
@@ -519,6 +540,22 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
   }
   const dialect = new Dialect("sqlite");
   const notifier = createLocalNotifier();
+  const writeTxCommitted = async <T>(fn: (trx: Kysely<DB>) => Promise<T>) => {
+    let durable: Promise<void> = Promise.resolve();
+    const value = await db.connection().execute(async (conn) => {
+      await sql`BEGIN IMMEDIATE`.execute(conn);
+      try {
+        const result = await fn(conn);
+        await sql`COMMIT`.execute(conn);
+        durable = tracker?.syncLater() ?? durable;
+        return result;
+      } catch (err) {
+        if (raw.inTransaction) await sql`ROLLBACK`.execute(conn).catch(() => {});
+        throw err;
+      }
+    });
+    return { value, durable };
+  };
   return {
     backend: "sqlite",
     poolStats,
@@ -527,18 +564,12 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
     reader,
     notifier,
     durability: durable?.stats ?? null,
-    writeTx: (fn) =>
-      db.connection().execute(async (conn) => {
-        await sql`BEGIN IMMEDIATE`.execute(conn);
-        try {
-          const result = await fn(conn);
-          await sql`COMMIT`.execute(conn);
-          return result;
-        } catch (err) {
-          if (raw.inTransaction) await sql`ROLLBACK`.execute(conn).catch(() => {});
-          throw err;
-        }
-      }),
+    writeTx: async (fn) => {
+      const { value, durable } = await writeTxCommitted(fn);
+      await durable;
+      return value;
+    },
+    writeTxCommitted,
     migrate: async (migrations, mopts) => {
       const result = await db.connection().execute(async () => {
         if (durable?.sync.failure) throw durable.sync.failure;
@@ -623,6 +654,11 @@ function openPostgres<DB>(
     // PostgreSQL's COMMIT waits for its own WAL flush on the server, off this event loop.
     durability: null,
     writeTx: (fn) => db.transaction().execute(fn),
+    // The server's COMMIT returned after its own WAL flush: committed is durable.
+    writeTxCommitted: async (fn) => ({
+      value: await db.transaction().execute(fn),
+      durable: Promise.resolve(),
+    }),
     migrate: async (migrations, mopts) => {
       const client = await pool.connect();
       try {
