@@ -383,15 +383,18 @@ export function createDispatcher(deps: DispatcherDeps) {
     commitStats: commits.stats,
     /**
      * Run a sync request's row here at once when a slot is free: it is inserted already claimed
-     * by this process (one commit, no polling delay). Otherwise it is inserted unclaimed and the
-     * next tick claims it. Returns when the row is committed.
+     * by this process (one commit, no polling delay) and runs once COMMITTED, without waiting for
+     * the commit to be durable: a reply row is never retried (seed: reply_to means do not retry),
+     * so its fsync protects nothing a caller could observe, and the script's own durable writes,
+     * and the settle after it, come later in the WAL, so their syncs cover the row. Otherwise it
+     * is inserted unclaimed (durable) and the next tick claims it.
      */
     async submitOwn(row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> {
       if (!stopped && running < deps.maxConcurrency) {
         running++;
         const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
         try {
-          await commits.write(repo.insertWrite(claimed));
+          await commits.writeCommitted(repo.insertWrite(claimed));
         } catch (err) {
           running--;
           throw err;

@@ -78,6 +78,8 @@ const realSleep = (ms: number, wake: Promise<void>) =>
 
 interface Item {
   fn: ((trx: Trx) => Promise<unknown>) | null;
+  /** Resolve at COMMIT instead of once durable (see writeCommitted). */
+  early: boolean;
   writes: readonly MergedWrite[];
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
@@ -139,19 +141,30 @@ export class GroupCommit {
     return this.queue.length;
   }
 
-  /** Run `fn` inside the next batch's transaction; resolves with its result once committed. */
+  /** Run `fn` inside the next batch's transaction; resolves with its result once committed and durable. */
   run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
-    return this.enqueue(fn, []) as Promise<T>;
+    return this.enqueue(fn, [], false) as Promise<T>;
   }
 
-  /** Merged writes (all or none of them, for this caller); resolves once committed. */
+  /** Merged writes (all or none of them, for this caller); resolves once committed and durable. */
   write(...writes: MergedWrite[]): Promise<void> {
-    return this.enqueue(null, writes) as Promise<void>;
+    return this.enqueue(null, writes, false) as Promise<void>;
   }
 
-  private enqueue(fn: Item["fn"], writes: readonly MergedWrite[]): Promise<unknown> {
+  /**
+   * `write` that resolves once its batch COMMITTED (visible, kept through a process crash), before
+   * the commit is durable (kit's Database.writeTxCommitted; the same on PostgreSQL). Only for
+   * writes nobody is told about: a later write's durable commit covers this one (SQLite's WAL is
+   * appended in order), so whatever is acknowledged after such a write still implies it is on
+   * disk. The batch still counts as in flight until durable (`pipeline`).
+   */
+  writeCommitted(...writes: MergedWrite[]): Promise<void> {
+    return this.enqueue(null, writes, true) as Promise<void>;
+  }
+
+  private enqueue(fn: Item["fn"], writes: readonly MergedWrite[], early: boolean): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn, writes, resolve, reject });
+      this.queue.push({ fn, early, writes, resolve, reject });
       if (this.queue.length >= this.maxBatch) this.full?.();
       if (!this.running) void this.drain();
     });
@@ -223,8 +236,9 @@ export class GroupCommit {
   /** `applied` is called when the batch's statements are done, right before COMMIT. */
   private async commit(batch: Item[], applied: () => void): Promise<void> {
     let results: unknown[];
+    let durable: Promise<void>;
     try {
-      results = await this.transact(batch, applied);
+      ({ results, durable } = await this.transact(batch, applied));
     } catch (err) {
       this.observe({ items: batch.length, ok: false, alone: batch.length === 1 });
       if (batch.length === 1) {
@@ -233,9 +247,11 @@ export class GroupCommit {
       }
       for (const item of batch) {
         try {
-          const [r] = await this.transact([item], () => {});
+          const alone = await this.transact([item], () => {});
+          if (item.early) item.resolve(alone.results[0]);
+          await alone.durable;
           this.observe({ items: 1, ok: true, alone: true });
-          item.resolve(r);
+          item.resolve(alone.results[0]);
         } catch (e) {
           this.observe({ items: 1, ok: false, alone: true });
           item.reject(e);
@@ -243,12 +259,27 @@ export class GroupCommit {
       }
       return;
     }
+    for (const [i, item] of batch.entries()) if (item.early) item.resolve(results[i]);
+    try {
+      await durable;
+    } catch (err) {
+      // Committed, not durable (a fatal WAL sync failure): nobody may be told it was written.
+      this.observe({ items: batch.length, ok: false, alone: false });
+      for (const item of batch) if (!item.early) item.reject(err);
+      return;
+    }
     this.observe({ items: batch.length, ok: true, alone: false });
-    for (const [i, item] of batch.entries()) item.resolve(results[i]);
+    for (const [i, item] of batch.entries()) if (!item.early) item.resolve(results[i]);
   }
 
-  /** The batch in a transaction, or as its one statement alone (see MergedWrite.oneStatement). */
-  private async transact(batch: Item[], applied: () => void): Promise<unknown[]> {
+  /**
+   * The batch in a transaction, or as its one statement alone (see MergedWrite.oneStatement):
+   * resolves at COMMIT, with `durable` pending until the commit is on disk.
+   */
+  private async transact(
+    batch: Item[],
+    applied: () => void,
+  ): Promise<{ results: unknown[]; durable: Promise<void> }> {
     const kind = batch[0]?.writes[0]?.kind;
     const alone =
       this.database.backend === "postgres" &&
@@ -256,15 +287,17 @@ export class GroupCommit {
         (i) => !i.fn && i.writes.length === 1 && i.writes[0]?.oneStatement && i.writes[0].kind === kind,
       );
     if (alone) {
-      const r = await this.apply(this.database.db, batch);
+      // PostgreSQL only: its commit is durable.
+      const results = await this.apply(this.database.db, batch);
       applied();
-      return r;
+      return { results, durable: Promise.resolve() };
     }
-    return this.database.writeTx(async (trx) => {
+    const { value, durable } = await this.database.writeTxCommitted(async (trx) => {
       const r = await this.apply(trx, batch);
       applied();
       return r;
     });
+    return { results: value, durable };
   }
 
   private async apply(trx: Trx, batch: Item[]): Promise<unknown[]> {

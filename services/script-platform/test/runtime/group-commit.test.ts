@@ -319,5 +319,41 @@ describe.skipIf(testBackend() !== "sqlite")(
       await third;
       expect(txs.map((t) => t.items)).toEqual([1, 2, 1]);
     });
+
+    it("writeCommitted resolves at its batch's COMMIT; a plain write of the same batch, and the next batch, wait for the fsync", async () => {
+      const outbox = outboxRepo(database, systemClock);
+      const txs: TransactionInfo[] = [];
+      const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+      const settledNow = async (p: Promise<unknown>) => {
+        let done = false;
+        void p.then(() => {
+          done = true;
+        });
+        await new Promise((r) => setImmediate(r));
+        return done;
+      };
+      held = true;
+      const rows = Array.from({ length: 3 }, (_, i) => row(i));
+      const early = commits.writeCommitted(outbox.insertWrite(rows[0] as OutboxRow));
+      const plain = commits.write(outbox.insertWrite(rows[1] as OutboxRow));
+      await early; // with the batch's fsync still held
+      expect(syncs).toHaveLength(1);
+      const stored = (await database.reader.selectFrom("outbox").select("id").execute()).map((r) => r.id);
+      expect(rows.map((r) => stored.includes(r.id))).toEqual([true, true, false]);
+      expect(await settledNow(plain)).toBe(false);
+      // One batch in flight until durable: the next waits for the fsync even when it is early.
+      const next = commits.writeCommitted(outbox.insertWrite(rows[2] as OutboxRow));
+      expect(await settledNow(next)).toBe(false);
+      expect(txs).toEqual([]);
+      syncs.shift()?.();
+      await plain;
+      await next; // committed; its own fsync is held now
+      await until(() => syncs.length === 1);
+      expect(txs.map((t) => [t.items, t.ok])).toEqual([[2, true]]);
+      held = false;
+      for (const s of syncs.splice(0)) s();
+      await until(() => txs.length === 2);
+      expect(txs[1]).toMatchObject({ items: 1, ok: true });
+    });
   },
 );

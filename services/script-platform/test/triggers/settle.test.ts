@@ -53,10 +53,11 @@ describe("settles: record in and outbox row out together", () => {
     database = t.database;
     cleanup = t.cleanup;
     counted = Object.create(database, {
-      writeTx: {
-        value: (fn: Parameters<Database<PlatformDB>["writeTx"]>[0]) => {
+      // The group commit's transactions (it resolves writeCommitted items at COMMIT).
+      writeTxCommitted: {
+        value: (fn: Parameters<Database<PlatformDB>["writeTxCommitted"]>[0]) => {
           transactions++;
-          return database.writeTx(fn);
+          return database.writeTxCommitted(fn);
         },
       },
     }) as Database<PlatformDB>;
