@@ -50,6 +50,16 @@ function record(i: number): ExecutionRecord {
   };
 }
 
+/** Whether `p` has resolved, after one turn of the event loop. */
+async function settledNow(p: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  void p.then(() => {
+    done = true;
+  });
+  await new Promise((r) => setImmediate(r));
+  return done;
+}
+
 /** Counts calls of a merged write's apply (one per batch and kind) and the rows each got. */
 function counted<T>(w: MergedWrite<T>, calls: number[]): MergedWrite<T> {
   return {
@@ -286,14 +296,6 @@ describe.skipIf(testBackend() !== "sqlite")(
       const commits = new GroupCommit(database, { pipeline: 2, onTransaction: (t) => txs.push(t) });
       const stored = async () =>
         (await database.reader.selectFrom("outbox").select("id").execute()).map((r) => r.id).sort();
-      const settledNow = async (p: Promise<unknown>) => {
-        let done = false;
-        void p.then(() => {
-          done = true;
-        });
-        await new Promise((r) => setImmediate(r));
-        return done;
-      };
       held = true;
       const rows = Array.from({ length: 4 }, (_, i) => row(i));
       const first = commits.write(outbox.insertWrite(rows[0] as OutboxRow));
@@ -324,14 +326,6 @@ describe.skipIf(testBackend() !== "sqlite")(
       const outbox = outboxRepo(database, systemClock);
       const txs: TransactionInfo[] = [];
       const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
-      const settledNow = async (p: Promise<unknown>) => {
-        let done = false;
-        void p.then(() => {
-          done = true;
-        });
-        await new Promise((r) => setImmediate(r));
-        return done;
-      };
       held = true;
       const rows = Array.from({ length: 3 }, (_, i) => row(i));
       const early = commits.writeCommitted(outbox.insertWrite(rows[0] as OutboxRow));
