@@ -74,6 +74,13 @@ export function createDispatcher(deps: DispatcherDeps) {
   const commits = new GroupCommit(database);
   const inflight = new Set<Promise<void>>();
   let running = 0;
+  /**
+   * Slots the claim in flight may fill, not counted in `running` until it returns. A sync request
+   * arriving meanwhile takes one of them (it is waited on; a backlog row is not), and the claim
+   * gives back the rows it got beyond the slots it still has.
+   */
+  let claiming = 0;
+  const free = () => deps.maxConcurrency - running - claiming;
   let stopped = true;
   let ticking: Promise<void> | null = null;
   /** Whether due rows may be waiting for a free slot (set by every wake-up, cleared by a short claim). */
@@ -255,7 +262,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     try {
       do {
         again = false;
-        const want = Math.min(deps.maxConcurrency - running, CLAIM_BATCH);
+        const want = Math.min(free(), CLAIM_BATCH);
         if (want <= 0 || stopped) {
           backlog = true;
           break;
@@ -273,13 +280,23 @@ export function createDispatcher(deps: DispatcherDeps) {
         force = false;
         deferred?.cancel();
         deferred = null;
-        running += want; // reserve the slots while claiming
+        claiming = want;
         let rows: OutboxRow[] = [];
+        let slots = 0;
         try {
           // One statement, its own transaction (outbox-repo.ts claim).
           rows = await repo.claim(database.db, instanceId, want);
         } finally {
-          running -= want - rows.length;
+          // What is free now: sync requests may have taken some of the claim's slots, runs may have ended.
+          slots = deps.maxConcurrency - running;
+          claiming = 0;
+          running += rows.length;
+        }
+        const got = rows.length;
+        if (got > slots) {
+          // The rows beyond the free slots are anyone's again at once.
+          giveBack(rows.slice(slots));
+          rows = rows.slice(0, slots);
         }
         // The claim's scripts in one read (per run it was one statement each). A failed read only
         // costs speed: each run then reads its own script.
@@ -291,7 +308,7 @@ export function createDispatcher(deps: DispatcherDeps) {
             logger.warn({ err }, "reading the claimed rows' scripts failed; each run reads its own");
           }
         begin(rows, scripts);
-        backlog = rows.length === want;
+        backlog = got === want;
         if (backlog) again = true;
       } while (again && !stopped);
     } catch (err) {
@@ -357,7 +374,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     instanceId,
     reserve(n) {
       if (stopped) return 0;
-      const k = Math.max(0, Math.min(n, deps.maxConcurrency - running));
+      const k = Math.max(0, Math.min(n, free()));
       running += k;
       reserved += k;
       return k;
@@ -382,7 +399,8 @@ export function createDispatcher(deps: DispatcherDeps) {
     /** Group-commit counters (transactions, items committed, failed transactions): tests, metrics. */
     commitStats: commits.stats,
     /**
-     * Run a sync request's row here at once when a slot is free: it is inserted already claimed
+     * Run a sync request's row here at once when a slot is free (counting those a claim in flight
+     * has not filled yet): it is inserted already claimed
      * by this process (one commit, no polling delay) and runs once COMMITTED, without waiting for
      * the commit to be durable: a reply row is never retried (seed: reply_to means do not retry),
      * so its fsync protects nothing a caller could observe, and the script's own durable writes,
@@ -391,6 +409,7 @@ export function createDispatcher(deps: DispatcherDeps) {
      */
     async submitOwn(row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> {
       if (!stopped && running < deps.maxConcurrency) {
+        if (free() <= 0) claiming--; // a slot the claim in flight had not filled yet
         running++;
         const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
         try {
