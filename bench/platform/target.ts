@@ -4,11 +4,14 @@
 // to it, a `hog` command for a second app's scripts, and CPU profiling commands.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { systemClock } from "@app/kit/clock";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
+import { newId } from "@app/kit/ids";
 import { createLogger } from "@app/kit/logger";
 import { buildApp } from "../../services/script-platform/src/app.js";
 import { envSpec } from "../../services/script-platform/src/config.js";
+import { type OutboxRow, outboxRepo } from "../../services/script-platform/src/dispatch/outbox.js";
 import type { ServerTarget } from "../harness/index.js";
 import { profileCommands } from "./profiling.js";
 
@@ -89,12 +92,112 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
     await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
     return null;
   };
+  // A third app with a pubsub-triggered script, kept busy by a feeder: while it runs, the outbox
+  // holds at least `depth` due runs of that script (topped up every 20 ms, as events keep
+  // arriving faster than they drain). The mixed figure: the hello route's latency meanwhile.
+  let sink: { appId: string; scriptId: string } | null = null;
+  let feeder: { timer: NodeJS.Timeout; inserted: number; busy: boolean } | null = null;
+  const backlogStart = async (depth: unknown) => {
+    if (!sink) {
+      const jobsApp = (await admin("POST", "/api/v1/admin/apps", { slug: "jobs" })).id as string;
+      const s = await admin("POST", "/api/v1/admin/scripts", {
+        app_id: jobsApp,
+        name: "sink",
+        kind: "endpoint",
+        source: `export default function (ctx) { return null; }`,
+      });
+      sink = { appId: jobsApp, scriptId: s.id as string };
+    }
+    const { appId: jobsApp, scriptId } = sink;
+    const repo = outboxRepo(built.ctx.database, systemClock);
+    const rowsOf = (n: number, from: number) => {
+      const now = systemClock.iso();
+      return Array.from(
+        { length: n },
+        (_, i): OutboxRow => ({
+          id: newId(),
+          app_id: jobsApp,
+          source_kind: "pubsub",
+          trigger_id: null,
+          script_id: scriptId,
+          execution_id: null,
+          payload: JSON.stringify({ event: { pubsub: { topic: "jobs", message: { i: from + i } } } }),
+          due_at: now,
+          attempts: 0,
+          depth: 1,
+          principal: null,
+          reply_to: null,
+          claimed_by: null,
+          lease_until: null,
+          created_at: now,
+        }),
+      );
+    };
+    const f = { timer: undefined as unknown as NodeJS.Timeout, inserted: 0, busy: false };
+    const topUp = async () => {
+      if (f.busy) return;
+      f.busy = true;
+      try {
+        const r = await built.ctx.database.reader
+          .selectFrom("outbox")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("app_id", "=", jobsApp)
+          .executeTakeFirst();
+        const missing = Number(depth) - Number(r?.n ?? 0);
+        for (let k = 0; k < missing; k += 500) {
+          const rows = rowsOf(Math.min(500, missing - k), f.inserted);
+          await built.ctx.database.writeTx((trx) => repo.insertMany(trx, rows));
+          f.inserted += rows.length;
+        }
+        if (missing > 0) built.engine.runtime.dispatcher.enqueued();
+      } finally {
+        f.busy = false;
+      }
+    };
+    await topUp();
+    f.timer = setInterval(() => void topUp(), 20);
+    feeder = f;
+    return null;
+  };
+  /** Stops the feeder; answers how many runs it put in the outbox in all. */
+  const backlogStop = async () => {
+    if (!feeder) return 0;
+    clearInterval(feeder.timer);
+    while (feeder.busy) await new Promise((r) => setTimeout(r, 5));
+    const n = feeder.inserted;
+    feeder = null;
+    return n;
+  };
+  // Finished runs of the backlog; a failed one fails the bench (it would flatter the figure).
+  const backlogDone = async () => {
+    if (!sink) return 0;
+    const rows = await built.ctx.database.reader
+      .selectFrom("executions")
+      .select(["status", (eb) => eb.fn.countAll<number>().as("n")])
+      .where("script_id", "=", sink.scriptId)
+      .groupBy("status")
+      .execute();
+    const bad = rows.filter((r) => r.status !== "succeeded");
+    if (bad.length > 0) {
+      const e = await built.ctx.database.reader
+        .selectFrom("executions")
+        .select(["status", "error"])
+        .where("script_id", "=", sink.scriptId)
+        .where("status", "!=", "succeeded")
+        .executeTakeFirst();
+      throw new Error(`backlog runs did not succeed: ${JSON.stringify(rows)}; first: ${JSON.stringify(e)}`);
+    }
+    return rows.reduce((n, r) => n + Number(r.n), 0);
+  };
   return {
     url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
     info: { backend: env.backend, workers: config.PLATFORM_WORKERS },
     commands: {
       save,
       hog,
+      backlogStart,
+      backlogStop,
+      backlogDone,
       ...profileCommands(),
       // Event-loop utilisation of the main thread since the previous call (1 = never idle).
       elu: (() => {

@@ -46,7 +46,7 @@ export const envSpec = {
   PLATFORM_SECRET_MAX_VALUE_BYTES: envVar(envInt(65_536, 1, 16 * 1024 * 1024), "largest secret value"),
   PLATFORM_MAX_CONCURRENCY: envVar(
     envInt(32, 1, 4096),
-    "scripts running at once; beyond it a sync request gets 503 with Retry-After",
+    "scripts running at once, a quarter of them kept for sync requests (triggered and async runs take at most the rest); beyond it a sync request waits up to 1 s for a slot; more than this many waiting get 503 with Retry-After",
   ),
   PLATFORM_SANDBOX_MAX_OPERATIONS: envVar(
     envInt(10_000_000, 1),

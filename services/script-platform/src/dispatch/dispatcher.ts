@@ -36,8 +36,13 @@ export interface DispatcherDeps {
   maxConcurrency: number;
   /** Poll interval for rows nobody announced (cron, retries coming due, other processes). */
   pollMs?: number;
-  /** How long a sync request's run waits for a slot of its app before failing as busy (503). */
+  /**
+   * How long a sync request's run waits for a slot of its app before failing as busy (503), and
+   * how long a sync request finding all of maxConcurrency taken waits for one of those.
+   */
   syncWaitMs?: number;
+  /** Of maxConcurrency, the slots background runs may not take (default: a quarter, rounded down). */
+  syncSlots?: number;
 }
 
 const CLAIM_BATCH = 32;
@@ -48,6 +53,8 @@ const CLAIM_BATCH = 32;
  */
 const CLAIM_MIN = 8;
 const CLAIM_DEFER_MS = 10;
+/** Share of PLATFORM_MAX_CONCURRENCY kept for sync requests by default (rounded down: none below 4 slots). */
+const SYNC_SHARE = 0.25;
 
 /** A sync request's row as its own process holds it: the decoded request behind row.payload. */
 export interface OwnRequest {
@@ -80,7 +87,33 @@ export function createDispatcher(deps: DispatcherDeps) {
    * gives back the rows it got beyond the slots it still has.
    */
   let claiming = 0;
+  /**
+   * Of `running`, the runs nobody waits for (claimed rows, triggered runs written claimed). They
+   * may hold at most `backgroundMax` slots: the rest stay for sync requests, whose caller waits.
+   * Without that, a steady backlog of triggered runs held every slot and each sync request
+   * queued behind the whole backlog (the hello route fell from ~5,000 to 133 req/s, p99 0.8 s).
+   */
+  let background = 0;
+  const backgroundMax = Math.max(
+    1,
+    deps.maxConcurrency - (deps.syncSlots ?? Math.floor(deps.maxConcurrency * SYNC_SHARE)),
+  );
   const free = () => deps.maxConcurrency - running - claiming;
+  /**
+   * Sync requests waiting for a slot, oldest first: a slot that frees goes to them before any
+   * claim (their caller waits; a backlog row does not). See submitOwn.
+   */
+  const slotWaiters: { grant(): void; refuse(): void }[] = [];
+  /** Give free slots to waiting sync requests; true when one was left free for a claim. */
+  const handOff = (): boolean => {
+    while (slotWaiters.length > 0 && free() > 0) {
+      running++;
+      slotWaiters.shift()?.grant();
+    }
+    return free() > 0;
+  };
+  /** Slots a claim or the outbox writer may take for background runs now. */
+  const freeForBackground = () => Math.min(free(), backgroundMax - background - claiming);
   let stopped = true;
   let ticking: Promise<void> | null = null;
   /** Whether due rows may be waiting for a free slot (set by every wake-up, cleared by a short claim). */
@@ -210,16 +243,18 @@ export function createDispatcher(deps: DispatcherDeps) {
     await settle(row, job, finished, delivered);
   };
 
-  const start = (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest) => {
+  const start = (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest, sync = false) => {
     const p: Promise<void> = runRow(row, script, own)
       .catch((err) =>
         logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
       )
       .finally(() => {
         running--;
+        if (!sync) background--;
         inflight.delete(p);
-        // A freed slot only needs a claim when rows may be waiting for one.
-        if (backlog) wake();
+        // A freed slot goes to a waiting sync request first; else it only needs a claim when rows
+        // may be waiting for one.
+        if (handOff() && backlog) wake();
       });
     inflight.add(p);
   };
@@ -230,6 +265,8 @@ export function createDispatcher(deps: DispatcherDeps) {
    */
   const giveBack = (rows: readonly OutboxRow[]) => {
     running -= rows.length;
+    background -= rows.length;
+    handOff();
     const p: Promise<void> = repo
       .giveBack(
         database.db,
@@ -262,12 +299,12 @@ export function createDispatcher(deps: DispatcherDeps) {
     try {
       do {
         again = false;
-        const want = Math.min(free(), CLAIM_BATCH);
+        const want = Math.min(freeForBackground(), CLAIM_BATCH);
         if (want <= 0 || stopped) {
           backlog = true;
           break;
         }
-        if (want < claimMin && running >= claimMin && !force) {
+        if (want < claimMin && background >= claimMin && !force) {
           // Enough runs in flight: their ends bring more free slots; the timer bounds the wait.
           backlog = true;
           deferred ??= clock.setTimeout(() => {
@@ -288,9 +325,10 @@ export function createDispatcher(deps: DispatcherDeps) {
           rows = await repo.claim(database.db, instanceId, want);
         } finally {
           // What is free now: sync requests may have taken some of the claim's slots, runs may have ended.
-          slots = deps.maxConcurrency - running;
+          slots = Math.min(deps.maxConcurrency - running - slotWaiters.length, backgroundMax - background);
           claiming = 0;
           running += rows.length;
+          background += rows.length;
         }
         const got = rows.length;
         if (got > slots) {
@@ -298,6 +336,7 @@ export function createDispatcher(deps: DispatcherDeps) {
           giveBack(rows.slice(slots));
           rows = rows.slice(0, slots);
         }
+        handOff(); // slots the claim left free go to sync requests that waited meanwhile
         // The claim's scripts in one read (per run it was one statement each). A failed read only
         // costs speed: each run then reads its own script.
         let scripts: Map<string, ScriptRecord> | null = null;
@@ -355,6 +394,30 @@ export function createDispatcher(deps: DispatcherDeps) {
     reservedDone = null;
   };
 
+  /**
+   * How long a sync request finding every slot taken waits here for one (a run ends every few
+   * milliseconds under load) before its row goes in unclaimed, for whichever process claims it.
+   */
+  const syncSlotWaitMs = deps.syncWaitMs ?? 0;
+  /** Wait for a slot (counted in `running` when it resolves true); false when the wait ran out or the dispatcher stopped. */
+  const waitForSlot = () =>
+    new Promise<boolean>((resolve) => {
+      const waiter = {
+        grant: () => {
+          timer.cancel();
+          resolve(true);
+        },
+        refuse: () => {
+          timer.cancel();
+          const i = slotWaiters.indexOf(waiter);
+          if (i >= 0) slotWaiters.splice(i, 1);
+          resolve(false);
+        },
+      };
+      const timer = clock.setTimeout(waiter.refuse, syncSlotWaitMs);
+      slotWaiters.push(waiter);
+    });
+
   /** Resolves when nothing is running (tests, shutdown). */
   const idle = async (): Promise<void> => {
     while (inflight.size > 0 || ticking || reserved > 0) {
@@ -374,15 +437,17 @@ export function createDispatcher(deps: DispatcherDeps) {
     instanceId,
     reserve(n) {
       if (stopped) return 0;
-      const k = Math.max(0, Math.min(n, free()));
+      const k = Math.max(0, Math.min(n, freeForBackground()));
       running += k;
+      background += k;
       reserved += k;
       return k;
     },
     unreserve(n) {
       running -= n;
+      background -= n;
       settleReserved(n);
-      if (backlog) wake();
+      if (handOff() && backlog) wake();
     },
     start(rows, scripts) {
       settleReserved(rows.length);
@@ -400,7 +465,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     commitStats: commits.stats,
     /**
      * Run a sync request's row here at once when a slot is free (counting those a claim in flight
-     * has not filled yet): it is inserted already claimed
+     * has not filled yet, and those background runs may not take): it is inserted already claimed
      * by this process (one commit, no polling delay) and runs once COMMITTED, without waiting for
      * the commit to be durable: a reply row is never retried (seed: reply_to means do not retry),
      * so its fsync protects nothing a caller could observe, and the script's own durable writes,
@@ -408,17 +473,22 @@ export function createDispatcher(deps: DispatcherDeps) {
      * is inserted unclaimed (durable) and the next tick claims it.
      */
     async submitOwn(row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> {
+      let slot = false;
       if (!stopped && running < deps.maxConcurrency) {
         if (free() <= 0) claiming--; // a slot the claim in flight had not filled yet
         running++;
+        slot = true;
+      } else if (!stopped && syncSlotWaitMs > 0) slot = await waitForSlot();
+      if (slot) {
         const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
         try {
           await commits.writeCommitted(repo.insertWrite(claimed));
         } catch (err) {
           running--;
+          if (handOff() && backlog) wake();
           throw err;
         }
-        start(claimed, script, own);
+        start(claimed, script, own, true);
         return;
       }
       await commits.write(repo.insertWrite(row));
@@ -442,6 +512,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     },
     async stop() {
       stopped = true;
+      for (const w of [...slotWaiters]) w.refuse();
       poll?.cancel();
       deferred?.cancel();
       deferred = null;

@@ -31,9 +31,20 @@ describe("dispatcher: fewer, larger claims under a backlog", () => {
   });
   afterAll(async () => cleanup());
 
-  /** A dispatcher of instance "A" on this database, with 4 slots unless `extra` says otherwise. */
+  /**
+   * A dispatcher of instance "A" on this database, with 4 slots unless `extra` says otherwise,
+   * all of them open to background runs (the slots kept for sync requests: claim-slots.test.ts).
+   */
   const dispatcherWith = (executor: JobRunner, extra: Partial<DispatcherDeps> = {}) =>
-    testDispatcher({ database, clock, logger: cap.logger, executor, maxConcurrency: 4, ...extra });
+    testDispatcher({
+      database,
+      clock,
+      logger: cap.logger,
+      executor,
+      maxConcurrency: 4,
+      syncSlots: 0,
+      ...extra,
+    });
 
   it("a freed slot waits for eight, or for the deferral timer; every row still runs once", async () => {
     /** Script ids of each claim (the executor reads a claim's scripts once). */

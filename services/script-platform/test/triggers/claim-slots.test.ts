@@ -7,6 +7,7 @@ import type { CompiledQuery, Kysely } from "kysely";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
+import type { DispatcherDeps } from "../../src/dispatch/dispatcher.js";
 import { Inbox } from "../../src/dispatch/inbox.js";
 import type { Finished, Job, JobRunner } from "../../src/dispatch/job.js";
 import { outboxRepo } from "../../src/dispatch/outbox.js";
@@ -99,6 +100,7 @@ it("a sync request runs in a slot a claim in flight has not filled; the claim gi
     executor,
     inbox,
     maxConcurrency: 4,
+    syncSlots: 0,
   });
   await dispatcher.start();
   // The start's claim took all four rows in the database; its answer is held.
@@ -141,4 +143,124 @@ it("a sync request runs in a slot a claim in flight has not filled; the claim gi
   expect(new Set(ran.map((e) => JSON.stringify(e))).size).toBe(4);
   const left = await database.reader.selectFrom("outbox").select("id").where("app_id", "=", APP).execute();
   expect(left).toHaveLength(0);
+});
+
+/** An executor whose runs all wait to be finished by the test (oldest first), and what ran. */
+function heldRuns(clock: FakeClock) {
+  const jobs: Job[] = [];
+  const waiting: (() => void)[] = [];
+  const executor: JobRunner = {
+    scripts: async () => new Map(),
+    run(job) {
+      jobs.push(job);
+      return new Promise<Finished>((resolve) => {
+        waiting.push(() => resolve(succeeded(job, clock)));
+      });
+    },
+  };
+  return { jobs, waiting, executor, finishOne: () => waiting.shift()?.() };
+}
+
+/** A sync request's row for `inbox`, of `app`. */
+function syncRow(clock: FakeClock, app: string, inbox: Inbox, executionId: string) {
+  const waiter = inbox.register();
+  if (!waiter) throw new Error("no inbox slot");
+  const row = pubsubRow(clock, app, {
+    source_kind: "http",
+    payload: JSON.stringify({ request: { method: "GET", path: "/" }, request_id: executionId }),
+    execution_id: executionId,
+    reply_to: waiter.replyTo,
+  });
+  return { row, waiter };
+}
+
+/** `backlog` due rows of a fresh app, and a started dispatcher over them whose runs the test finishes. */
+async function backlogged(backlog: number, deps: Partial<DispatcherDeps>) {
+  const app = newId();
+  const clock = new FakeClock(Date.parse("2026-03-01T10:00:00.000Z"));
+  await outboxRepo(database, clock).insertMany(
+    database.db,
+    Array.from({ length: backlog }, (_, i) => backlogRow(clock, app, i)),
+  );
+  const runs = heldRuns(clock);
+  const inbox = new Inbox("A", 10);
+  const dispatcher = testDispatcher({
+    database,
+    clock,
+    logger: captureLogger().logger,
+    executor: runs.executor,
+    inbox,
+    ...deps,
+  });
+  await dispatcher.start();
+  return { app, clock, runs, inbox, dispatcher };
+}
+
+it("background runs leave the sync requests' share of the slots free, however long the backlog", async () => {
+  // 8 slots, a quarter of them kept for sync requests.
+  const { app, clock, runs, inbox, dispatcher } = await backlogged(10, { maxConcurrency: 8 });
+  await until(() => runs.jobs.length === 6);
+  for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r)); // nothing more is claimed
+  expect([runs.jobs.length, dispatcher.running]).toEqual([6, 6]);
+
+  const a = syncRow(clock, app, inbox, "exec-a");
+  const b = syncRow(clock, app, inbox, "exec-b");
+  await dispatcher.submitOwn(a.row);
+  await dispatcher.submitOwn(b.row);
+  await until(() => runs.jobs.length === 8);
+  expect(runs.jobs.slice(6).map((j) => j.executionId)).toEqual(["exec-a", "exec-b"]);
+
+  // Everything still runs, exactly once.
+  while (runs.jobs.length < 12 || runs.waiting.length > 0) {
+    runs.finishOne();
+    await new Promise((r) => setImmediate(r));
+  }
+  await dispatcher.idle();
+  await dispatcher.stop();
+  expect((await a.waiter.result)?.ok).toBe(true);
+  expect(new Set(runs.jobs.map((j) => j.executionId)).size).toBe(12);
+  const left = await database.reader.selectFrom("outbox").select("id").where("app_id", "=", app).execute();
+  expect(left).toHaveLength(0);
+});
+
+it("a sync request finding every slot taken gets the next free one before any claim, or after its wait goes in unclaimed", async () => {
+  const { app, clock, runs, inbox, dispatcher } = await backlogged(6, {
+    maxConcurrency: 2,
+    syncSlots: 0,
+    syncWaitMs: 700,
+  });
+  await until(() => runs.jobs.length === 2);
+
+  // Both slots are taken: the request waits in this process, its row not written yet.
+  const a = syncRow(clock, app, inbox, "exec-a");
+  const submitted = dispatcher.submitOwn(a.row);
+  const rowOf = (id: string) =>
+    database.reader.selectFrom("outbox").select("claimed_by").where("id", "=", id).executeTakeFirst();
+  await until(() => clock.nextDelay() === 700);
+  expect(await rowOf(a.row.id)).toBeUndefined();
+
+  // A run ends: its slot goes to the waiting request (written claimed), not to the four backlog rows.
+  runs.finishOne();
+  await submitted;
+  await until(() => runs.jobs.length === 3);
+  expect(runs.jobs[2]?.executionId).toBe("exec-a");
+  expect(await rowOf(a.row.id)).toEqual({ claimed_by: "A" });
+
+  // Nothing ends within its wait: the next request's row goes in unclaimed, behind the backlog.
+  const b = syncRow(clock, app, inbox, "exec-b");
+  const late = dispatcher.submitOwn(b.row);
+  await until(() => clock.nextDelay() === 700);
+  await clock.advance(700);
+  await late;
+  expect(await rowOf(b.row.id)).toEqual({ claimed_by: null });
+
+  while (runs.jobs.length < 8 || runs.waiting.length > 0) {
+    runs.finishOne();
+    await new Promise((r) => setImmediate(r));
+  }
+  await dispatcher.idle();
+  await dispatcher.stop();
+  expect((await a.waiter.result)?.ok).toBe(true);
+  expect((await b.waiter.result)?.ok).toBe(true);
+  expect(new Set(runs.jobs.map((j) => j.executionId)).size).toBe(8);
 });
