@@ -91,7 +91,8 @@ export function createDispatcher(deps: DispatcherDeps) {
    * Of `running`, the runs nobody waits for (claimed rows, triggered runs written claimed). They
    * may hold at most `backgroundMax` slots: the rest stay for sync requests, whose caller waits.
    * Without that, a steady backlog of triggered runs held every slot and each sync request
-   * queued behind the whole backlog (the hello route fell from ~5,000 to 133 req/s, p99 0.8 s).
+   * queued behind the whole backlog (bench mixed step: the hello route fell from ~5,000 to
+   * 53-64 req/s, p99 0.8-1.1 s).
    */
   let background = 0;
   const backgroundMax = Math.max(
@@ -325,7 +326,10 @@ export function createDispatcher(deps: DispatcherDeps) {
           rows = await repo.claim(database.db, instanceId, want);
         } finally {
           // What is free now: sync requests may have taken some of the claim's slots, runs may have ended.
-          slots = Math.min(deps.maxConcurrency - running - slotWaiters.length, backgroundMax - background);
+          slots = Math.max(
+            0,
+            Math.min(deps.maxConcurrency - running - slotWaiters.length, backgroundMax - background),
+          );
           claiming = 0;
           running += rows.length;
           background += rows.length;
@@ -470,7 +474,8 @@ export function createDispatcher(deps: DispatcherDeps) {
      * the commit to be durable: a reply row is never retried (seed: reply_to means do not retry),
      * so its fsync protects nothing a caller could observe, and the script's own durable writes,
      * and the settle after it, come later in the WAL, so their syncs cover the row. Otherwise it
-     * is inserted unclaimed (durable) and the next tick claims it.
+     * waits up to syncWaitMs for the next slot to free (before any claim), and after that is
+     * inserted unclaimed (durable) for the next claim of any process.
      */
     async submitOwn(row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> {
       let slot = false;

@@ -264,3 +264,70 @@ it("a sync request finding every slot taken gets the next free one before any cl
   expect((await b.waiter.result)?.ok).toBe(true);
   expect(new Set(runs.jobs.map((j) => j.executionId)).size).toBe(8);
 });
+
+it("a claim that returns while more sync requests wait than slots are free gives back all its rows", async () => {
+  const app = newId();
+  const clock = new FakeClock(Date.parse("2026-03-01T10:00:00.000Z"));
+  await outboxRepo(database, clock).insertMany(
+    database.db,
+    Array.from({ length: 4 }, (_, i) => backlogRow(clock, app, i)),
+  );
+  const runs = heldRuns(clock);
+  let now = 0;
+  let most = 0;
+  const counted: JobRunner = {
+    scripts: runs.executor.scripts,
+    run: (job) => {
+      most = Math.max(most, ++now);
+      return runs.executor.run(job).finally(() => now--);
+    },
+  };
+  const claims = heldClaims(database);
+  const inbox = new Inbox("A", 10);
+  const dispatcher = testDispatcher({
+    database: claims.database,
+    clock,
+    logger: captureLogger().logger,
+    executor: counted,
+    inbox,
+    maxConcurrency: 2,
+    syncSlots: 0,
+    syncWaitMs: 700,
+  });
+  await dispatcher.start();
+  await until(() => claims.held === 1); // the start's claim of 2 rows, held
+  // Two requests take the claim's two slots; a third waits.
+  const reqs = ["exec-a", "exec-b", "exec-c"].map((id) => syncRow(clock, app, inbox, id));
+  await dispatcher.submitOwn(reqs[0]!.row);
+  await dispatcher.submitOwn(reqs[1]!.row);
+  const third = dispatcher.submitOwn(reqs[2]!.row);
+  await until(() => runs.jobs.length === 2 && clock.nextDelay() === 700);
+
+  // The claim returns 2 rows with no slot free and one request waiting: both rows go back.
+  claims.release();
+  const unclaimed = () =>
+    database.reader
+      .selectFrom("outbox")
+      .select("id")
+      .where("app_id", "=", app)
+      .where("claimed_by", "is", null)
+      .execute();
+  await until(async () => (await unclaimed()).length === 4);
+  expect(runs.jobs).toHaveLength(2);
+
+  // The first run to end hands its slot to the waiting request, not to a backlog row.
+  runs.finishOne();
+  await third;
+  await until(() => runs.jobs.length === 3);
+  expect(runs.jobs.map((j) => j.executionId)).toEqual(["exec-a", "exec-b", "exec-c"]);
+
+  while (runs.jobs.length < 7 || runs.waiting.length > 0) {
+    runs.finishOne();
+    await new Promise((r) => setImmediate(r));
+  }
+  await dispatcher.idle();
+  await dispatcher.stop();
+  expect(most).toBeLessThanOrEqual(2);
+  for (const r of reqs) expect((await r.waiter.result)?.ok).toBe(true);
+  expect(await unclaimed()).toHaveLength(0);
+});
