@@ -1,5 +1,6 @@
-import { type DestinationStream, type Logger, pino } from "pino";
+import { type DestinationStream, type LogFn, type Logger, pino } from "pino";
 import pretty from "pino-pretty";
+import { isDatabaseUnavailable } from "./db/outage.js";
 
 export type { Logger } from "pino";
 
@@ -35,12 +36,40 @@ export interface LoggerOptions {
   stream?: DestinationStream;
 }
 
+/**
+ * A background loop or a subscriber that fails because the database is away would log a stack on
+ * every pass; the database layer logs the outage once (db/outage.ts), so those lines go to debug
+ * with the driver's code only.
+ */
+function quietOutages(this: Logger, args: Parameters<LogFn>, method: LogFn, level: number): void {
+  const first = args[0] as { err?: unknown } | undefined;
+  if (
+    level >= 40 &&
+    first &&
+    typeof first === "object" &&
+    "err" in first &&
+    isDatabaseUnavailable(first.err)
+  ) {
+    const { err, ...rest } = first;
+    const cause = (err as { cause?: { code?: unknown } })?.cause ?? err;
+    const code = (cause as { code?: unknown })?.code;
+    if (this.isLevelEnabled("debug"))
+      this.debug(
+        { ...rest, db_unavailable: typeof code === "string" ? code : true },
+        ...(args.slice(1) as [string]),
+      );
+    return;
+  }
+  method.apply(this, args);
+}
+
 export function createLogger(opts: LoggerOptions): Logger {
   const base = {
     name: opts.name,
     level: opts.level ?? "info",
     redact: { paths: REDACT_PATHS, censor: "[redacted]" },
     timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { logMethod: quietOutages },
   };
   if (opts.stream) return pino(base, opts.stream);
   if (opts.format === "pretty") return pino(base, pretty({ colorize: process.stdout.isTTY, sync: true }));

@@ -4,6 +4,7 @@ import Fastify, {
   type FastifyReply,
   type FastifyServerOptions,
 } from "fastify";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/outage.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
@@ -60,6 +61,11 @@ export function toErrorResponse(err: unknown): {
   headers: Record<string, string>;
 } {
   if (err instanceof AppError) return { status: err.status, body: err.toBody(), headers: err.headers };
+  // A driver error that reached a route unmapped (a pool query, a lost WAL sync): still a 503.
+  if (isDatabaseUnavailable(err)) {
+    const e = new DatabaseUnavailableError();
+    return { status: e.status, body: e.toBody(), headers: e.headers };
+  }
   const e = err as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string }[] };
   if (e?.validation) {
     const v = e.validation[0];
@@ -189,7 +195,9 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
 
   app.setErrorHandler((err, req, reply) => {
     const { status, body, headers } = toErrorResponse(err);
-    if (status >= 500 && !(err instanceof AppError)) req.log.error({ err }, "request failed");
+    // Outages are logged once by the database layer (db/outage.ts), not per request.
+    if (status >= 500 && status !== 503 && !(err instanceof AppError))
+      req.log.error({ err }, "request failed");
     for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     return reply.code(status).type("application/json").send(body);
   });
