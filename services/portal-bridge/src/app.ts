@@ -2,7 +2,7 @@ import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
-import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Alerts } from "./alerts/alerts.js";
 import {
   type Config,
@@ -165,24 +165,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       : {}),
   });
 
-  // The bridge never logs request paths: its path can be a secret.
-  // One completion line per request (status, latency; no path): Fastify's own pair of lines is
-  // off, the hook below writes it, and mcp/route.ts writes it for hijacked MCP replies.
-  const app = createHttpApp({
-    logger,
-    logPaths: false,
-    fastify: { logController: new LogController({ disableRequestLogging: true }) },
-  });
-  app.addHook("onResponse", async (req, reply) => {
-    req.log.info(
-      {
-        res: { statusCode: reply.statusCode },
-        responseTime: Math.round(reply.elapsedTime * 10) / 10,
-        method: req.method,
-      },
-      "request completed",
-    );
-  });
+  // The bridge never logs request paths (its path can be a secret): the kit's one line per
+  // request carries the route pattern (`/:pathSecret/mcp`), never the path.
+  const app = createHttpApp({ logger });
   // Before any route: the OpenAPI document and the auth hook see every route registered after.
   await registerApiDocs(app);
   registerHealth(app);

@@ -177,9 +177,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await database.close();
   };
   try {
-    await database.migrate(migrations, {
-      onApplied: (m) => logger.info({ migration: m.version, name: m.name }, "migration applied"),
-    });
+    await database.migrate(migrations);
     const master = loadMasterKey(config.PLATFORM_SECRET_KEY, config.DATA_DIR);
     if (master.generated)
       logger.warn(

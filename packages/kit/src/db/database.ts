@@ -48,7 +48,11 @@ export interface DatabaseOptions {
    * Hears a fatal error once (SQLite: a failed fsync of the write-ahead log), and one warn line
    * when the database becomes unreachable and one when it answers again.
    */
-  logger?: { error(obj: object, msg: string): void; warn?(obj: object, msg: string): void };
+  logger?: {
+    error(obj: object, msg: string): void;
+    warn?(obj: object, msg: string): void;
+    info?(obj: object, msg: string): void;
+  };
   /** Time source of the outage monitor's recovery rule (tests pass a fake one). */
   now?: () => number;
   /**
@@ -522,6 +526,7 @@ export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
       opts.poolSize ?? 10,
       opts.planCacheMode ?? "force_custom_plan",
       new OutageMonitor(outageLogger(opts), opts.now),
+      migrationLogger(opts),
     );
   if (!opts.sqliteFile) throw new Error("openDatabase needs url or sqliteFile");
   return openSqliteDatabase<DB>(opts.sqliteFile, timeoutMs, opts);
@@ -590,6 +595,12 @@ function sqliteDurability(
   };
 }
 
+/** Every service logs each migration it applies, the same way. */
+function migrationLogger(opts: { logger?: DatabaseOptions["logger"] }) {
+  return (m: Migration) =>
+    opts.logger?.info?.({ migration: m.version, migration_name: m.name }, "migration applied");
+}
+
 function outageLogger(opts: { logger?: DatabaseOptions["logger"] }) {
   const l = opts.logger;
   return l?.warn ? { warn: l.warn.bind(l) } : undefined;
@@ -598,6 +609,7 @@ function outageLogger(opts: { logger?: DatabaseOptions["logger"] }) {
 function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseOptions): Database<DB> {
   const raw = openSqlite(file);
   const outage = new OutageMonitor(outageLogger(opts), opts.now);
+  const logApplied = migrationLogger(opts);
   const poolStats = newPoolStats();
   // Runs `fn` holding the write connection (the checkpointer's WAL restart); `db` is set below.
   let db: Kysely<DB> | null = null;
@@ -683,6 +695,7 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
             raw.exec("ROLLBACK");
             throw err;
           }
+          logApplied(m);
           mopts?.onApplied?.(m);
         }
         return { applied: pending.map((m) => m.version), current: migrations.length };
@@ -710,6 +723,7 @@ function openPostgres<DB>(
   poolSize: number,
   planCacheMode: "force_custom_plan" | "auto",
   outage: OutageMonitor,
+  logApplied: (m: Migration) => void,
 ): Database<DB> {
   const types = {
     getTypeParser: ((oid: number, format?: "text" | "binary") =>
@@ -778,6 +792,7 @@ function openPostgres<DB>(
             await client.query("ROLLBACK");
             throw err;
           }
+          logApplied(m);
           mopts?.onApplied?.(m);
         }
         return { applied: pending.map((m) => m.version), current: migrations.length };

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { envVar } from "../config.js";
 import type { PoolStats } from "../db/database.js";
 import { unauthorized } from "../errors.js";
+import { UNMATCHED_ROUTE } from "./app.js";
 import { matchSecret, presentedCredentials } from "./auth.js";
 
 /** `METRICS_TOKEN`, the same in every service's env spec. */
@@ -15,8 +16,7 @@ export const metricsTokenEnv = () =>
     { secret: true, defaultText: "unset (open)" },
   );
 
-/** Route label of requests that matched no route (never the raw path: it may hold ids or secrets). */
-export const UNMATCHED_ROUTE = "(unmatched)";
+export { UNMATCHED_ROUTE };
 
 export interface MetricsOptions {
   /**
