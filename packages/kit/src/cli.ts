@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { FastifyInstance } from "fastify";
 import { type BackupSpec, runBackupCommand } from "./backup.js";
+import { formatBanner } from "./banner.js";
 import { ConfigError, type EnvSpec, type EnvValues, formatHelp, loadEnv } from "./config.js";
 import { startServer } from "./http/server.js";
 import { createLogger, type Logger } from "./logger.js";
@@ -64,13 +65,30 @@ export async function runMain<S extends EnvSpec>(opts: {
   }
 }
 
-/** Build the app with a logger made from the shared variables, listen, and stop cleanly on signals. */
+/**
+ * Build the app with a logger made from the shared variables, listen, print the first-run banner
+ * (plain text on stdout, whatever LOG_FORMAT says), and stop cleanly on signals.
+ */
 export async function serveApp(
   name: string,
   config: { HOST: string; PORT: number; LOG_LEVEL: string; LOG_FORMAT: "json" | "pretty" },
-  build: (logger: Logger) => Promise<{ app: FastifyInstance; close(): Promise<void> }>,
+  build: (logger: Logger) => Promise<{
+    app: FastifyInstance;
+    close(): Promise<void>;
+    /** Banner rows once the URL is known (where to log in, a generated password). */
+    banner?(url: string): readonly (readonly [string, string])[];
+  }>,
+  version = "",
 ): Promise<void> {
   const logger = createLogger({ name, level: config.LOG_LEVEL, format: config.LOG_FORMAT });
   const built = await build(logger);
-  await startServer(built.app, { host: config.HOST, port: config.PORT, logger, onClose: built.close });
+  const server = await startServer(built.app, {
+    host: config.HOST,
+    port: config.PORT,
+    logger,
+    onClose: built.close,
+  });
+  process.stdout.write(
+    formatBanner({ service: name, version, url: server.url, rows: built.banner?.(server.url) ?? [] }),
+  );
 }

@@ -21,6 +21,6 @@ await runMain({
     sqliteFiles: ["gallery.sqlite"],
   }),
   start: async (config) => {
-    await serveApp("event-gallery", config, (logger) => buildApp(config, { logger }));
+    await serveApp("event-gallery", config, (logger) => buildApp(config, { logger }), version);
   },
 });

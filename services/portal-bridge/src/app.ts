@@ -1,3 +1,4 @@
+import { packageVersion } from "@app/kit/cli";
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
@@ -16,6 +17,7 @@ import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
+import { registerStatusPage } from "./http/status-page.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
@@ -53,7 +55,12 @@ export interface BuiltApp {
   alerts: Alerts | null;
   /** Stops background work (keep-alive, sessions); call after app.close(). */
   close(): Promise<void>;
+  /** Start-up banner rows: the MCP endpoint (never the path secret), the token page and state. */
+  banner(url: string): [string, string][];
 }
+
+/** This package's version (package.json). */
+export const BRIDGE_VERSION = packageVersion(import.meta.url);
 
 const MCP_METHODS = ["GET", "POST", "DELETE"] as const;
 
@@ -207,6 +214,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     });
   }
   registerTokenRoutes(app, { guard, tokens, keepalive });
+  registerStatusPage(app, { version: BRIDGE_VERSION, tokens, keepalive });
   registerReadiness(app, { clock, tokens, keepalive });
   registerFilesRoute(app, { guard, portal });
   if (oauth) registerOAuthRoutes(app, { oauth });
@@ -258,6 +266,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     keepalive,
     sessions,
     alerts,
+    banner: (url) => {
+      const base = origin ?? url;
+      const status = tokens.status();
+      return [
+        ["MCP endpoint", pathSecret ? `${base}/<MCP_PATH_SECRET>/mcp` : `${base}/mcp`],
+        ["Status page", `${base}/`],
+        [
+          "Portal token",
+          status.present ? `present, expires ${status.expires_at}` : `missing: paste one at ${base}/token`,
+        ],
+      ];
+    },
     close: async () => {
       alerts?.stop();
       ka.shutdown();

@@ -22,6 +22,6 @@ await runMain({
     sqliteFiles: [],
   }),
   start: async (config) => {
-    await serveApp("portal-bridge", config, (logger) => buildApp(config, { logger }));
+    await serveApp("portal-bridge", config, (logger) => buildApp(config, { logger }), version);
   },
 });

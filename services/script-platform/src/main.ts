@@ -29,6 +29,6 @@ await runMain({
       });
       process.exit(code);
     }
-    await serveApp("script-platform", config, (logger) => buildApp(config, { logger }));
+    await serveApp("script-platform", config, (logger) => buildApp(config, { logger }), PRODUCT_VERSION);
   },
 });
