@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { BACKUP_USAGE } from "@app/kit/backup";
-import { packageVersion, runMain, serveApp } from "@app/kit/cli";
+import { runMain, serveApp } from "@app/kit/cli";
 import { buildApp } from "./app.js";
 import { envSpec } from "./config.js";
+import { GALLERY_VERSION } from "./version.js";
 
-const version = packageVersion(import.meta.url);
+const version = GALLERY_VERSION;
 
 await runMain({
   title: "event-gallery: photo and video sharing for one event",

@@ -1,4 +1,3 @@
-import { packageVersion } from "@app/kit/cli";
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
@@ -36,6 +35,7 @@ import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manag
 import { TokenStore } from "./token/store.js";
 import { type FetchFn, PortalClient } from "./upstream/portal.js";
 import { TimetableClient } from "./upstream/timetable.js";
+import { BRIDGE_VERSION } from "./version.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -58,9 +58,6 @@ export interface BuiltApp {
   /** Start-up banner rows: the MCP endpoint (never the path secret), the token page and state. */
   banner(url: string): [string, string][];
 }
-
-/** This package's version (package.json). */
-export const BRIDGE_VERSION = packageVersion(import.meta.url);
 
 const MCP_METHODS = ["GET", "POST", "DELETE"] as const;
 

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 import { BACKUP_USAGE } from "@app/kit/backup";
-import { packageVersion, runMain, serveApp } from "@app/kit/cli";
+import { runMain, serveApp } from "@app/kit/cli";
 import { buildApp } from "./app.js";
 import { envSpec, stateDirOf } from "./config.js";
+import { BRIDGE_VERSION } from "./version.js";
 
-const version = packageVersion(import.meta.url);
+const version = BRIDGE_VERSION;
 
 await runMain({
   title: "portal-bridge: MCP gateway to one school-portal account and a timetable service",
