@@ -24,3 +24,32 @@ describe("start-up banner", () => {
     expect(() => JSON.parse(text)).toThrow();
   });
 });
+
+describe("--version", () => {
+  it("prints `<name> <version>` and starts nothing", async () => {
+    const { runMain, packageVersion } = await import("../src/cli.js");
+    const { vi } = await import("vitest");
+    const out: string[] = [];
+    const spy = vi.spyOn(process.stdout, "write").mockImplementation((s) => {
+      out.push(String(s));
+      return true;
+    });
+    let started = false;
+    try {
+      await runMain({
+        title: "t",
+        usage: "u",
+        spec: {},
+        argv: ["--version"],
+        version: { name: "svc", version: packageVersion(new URL("../src/cli.ts", import.meta.url)) },
+        start: async () => {
+          started = true;
+        },
+      });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(out).toEqual(["svc 0.1.0\n"]);
+    expect(started).toBe(false);
+  });
+});
