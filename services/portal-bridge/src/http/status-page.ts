@@ -46,7 +46,8 @@ export function registerStatusPage(
       const html = `<!doctype html><html lang="${de ? "de" : "en"}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>portal-bridge</title><style>${PAGE_STYLE}</style></head><body>
 <h1>portal-bridge</h1>
-<p>${de ? "MCP-Server für ein Schulportal-Konto und einen Stundenplan." : "MCP server for one school-portal account and a timetable."} ${escapeHtml(deps.version)}</p>
+<p>${de ? "MCP-Server für ein Schulportal-Konto und einen Stundenplan." : "MCP server for one school-portal account and a timetable."}</p>
+<p>Version ${escapeHtml(deps.version)}</p>
 <dl><dt>${de ? "Portal-Token" : "Portal token"}</dt><dd class="${t.present ? "ok" : "err"}">${escapeHtml(token)}</dd>
 <dt>Keep-alive</dt><dd>${escapeHtml(ka)}</dd></dl>
 <p><a href="/token">${de ? "Token einfügen oder ersetzen" : "Paste or replace the token"}</a></p>
