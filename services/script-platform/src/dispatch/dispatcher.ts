@@ -44,6 +44,13 @@ export interface DispatcherDeps {
   syncWaitMs?: number;
   /** Of maxConcurrency, the slots background runs may not take (default: a quarter, rounded down). */
   syncSlots?: number;
+  /**
+   * PLATFORM_CLAIM_TAKEOVER_S: a claim's lease, renewed every `heartbeatMs` (PLATFORM_CLAIM_HEARTBEAT_S)
+   * while this process lives; rows of a process that stopped renewing are claimable once it ran out.
+   * Unset: the run ceiling's lease, no heartbeat.
+   */
+  leaseMs?: number;
+  heartbeatMs?: number;
 }
 
 /** A sync request's row as its own process holds it: the decoded request behind row.payload. */
@@ -67,7 +74,9 @@ function jsonText<T>(v: unknown): T {
  */
 export function createDispatcher(deps: DispatcherDeps) {
   const { database, clock, logger, executor, executions, failures, inbox, instanceId } = deps;
-  const repo = outboxRepo(database, clock);
+  const leaseMs = deps.leaseMs ?? LEASE_MS;
+  const repo = outboxRepo(database, clock, leaseMs);
+  let heartbeat: TimerHandle | null = null;
   const commits = new GroupCommit(database);
   const inflight = new Set<Promise<void>>();
   /** The slot policy (scheduler.ts); this closure does the I/O its decisions call for. */
@@ -382,6 +391,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** Runs the outbox writer hands over as it writes them (enqueue.ts LocalRuns). */
   const local: LocalRuns = {
     instanceId,
+    leaseMs,
     reserve: (n) => slots.reserve(n),
     unreserve(n) {
       const freed = slots.unreserve(n);
@@ -419,7 +429,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         decision.kind === "run" ||
         (decision.kind === "wait" && (await waitForSlot(decision.id, decision.ms)));
       if (slot) {
-        const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
+        const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + leaseMs) };
         try {
           await commits.writeCommitted(repo.insertWrite(claimed));
         } catch (err) {
@@ -444,6 +454,12 @@ export function createDispatcher(deps: DispatcherDeps) {
       slots.start();
       shutdown = new AbortController();
       poll = clock.setInterval(wake, deps.pollMs ?? 1000);
+      if (deps.heartbeatMs !== undefined)
+        heartbeat = clock.setInterval(() => {
+          repo
+            .renewLeases(database.db, instanceId)
+            .catch((err) => logger.error({ err }, "renewing this process's outbox claims failed"));
+        }, deps.heartbeatMs);
       if (database.backend === "postgres")
         unsubscribe = await database.notifier.subscribe(OUTBOX_CHANNEL, wake);
       wake();
@@ -451,6 +467,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     async stop() {
       refuse(slots.stop());
       poll?.cancel();
+      heartbeat?.cancel();
       deferred?.cancel();
       deferred = null;
       await unsubscribe?.();
