@@ -308,29 +308,36 @@ if (pgUrl) {
 // scripts back to back (each spins until its timeout ends it; the hog app may hold at most
 // PLATFORM_APP_CONCURRENCY workers, so its second hog queues or gets 503).
 if (steps.has("isolation")) {
-  await platform.call("hog", {
+  const spin = {
     name: "spin",
     path: "/spin",
     source: "export default function () { for (;;) {} }",
     timeout_seconds: 5,
-  });
-  let hogging = true;
-  let hogRuns = 0;
-  const hogLoop = async () => {
-    while (hogging) {
+  };
+  /** Sends `host`'s /spin again as soon as it answers, while `on()` holds; counts the answers. */
+  const spinLoop = async (host: string, on: () => boolean, answered: () => void) => {
+    while (on())
       await new Promise<void>((resolve) => {
-        const req = request(`${platform.url}/spin`, { headers: { host: "hogs.test" } }, (res) => {
+        const req = request(`${platform.url}/spin`, { headers: { host } }, (res) => {
           res.resume();
           res.on("end", () => {
-            hogRuns++;
+            answered();
             resolve();
           });
         });
         req.on("error", () => resolve());
         req.end();
       });
-    }
   };
+  await platform.call("hog", spin);
+  let hogging = true;
+  let hogRuns = 0;
+  const hogLoop = () =>
+    spinLoop(
+      "hogs.test",
+      () => hogging,
+      () => hogRuns++,
+    );
   const hogs = [hogLoop(), hogLoop()];
   await new Promise((r) => setTimeout(r, 500));
   const iso = { connections: 8, duration: 8 };
@@ -356,30 +363,16 @@ if (steps.has("isolation")) {
   // again at once; /healthz and this app's hello meanwhile (targets p99 < 50 and < 100 ms).
   const tenants: string[] = [];
   for (let k = 1; k <= 4; k++) {
-    await platform.call("hog", {
-      app: `tenant${k}`,
-      name: "spin",
-      path: "/spin",
-      source: "export default function () { for (;;) {} }",
-      timeout_seconds: 5,
-    });
+    await platform.call("hog", { ...spin, app: `tenant${k}` });
     let on = true;
     let answered = 0;
-    const loop = async (host: string) => {
-      while (on)
-        await new Promise<void>((resolve) => {
-          const req = request(`${platform.url}/spin`, { headers: { host } }, (res) => {
-            res.resume();
-            res.on("end", () => {
-              answered++;
-              resolve();
-            });
-          });
-          req.on("error", () => resolve());
-          req.end();
-        });
-    };
-    const loops = Array.from({ length: k }, (_, i) => loop(`tenant${i + 1}.test`));
+    const loops = Array.from({ length: k }, (_, i) =>
+      spinLoop(
+        `tenant${i + 1}.test`,
+        () => on,
+        () => answered++,
+      ),
+    );
     await new Promise((r) => setTimeout(r, 500));
     const opts = { connections: 8, duration: 5 };
     const z = await bench.load(`/healthz, ${k} hog(s) in ${k} app(s)`, platform, {
