@@ -3,14 +3,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { PortalError } from "../upstream/portal.js";
 import { TimetableError } from "../upstream/timetable.js";
-import {
-  DEFAULT_LIMIT,
-  decodeCursor,
-  encodeCursor,
-  htmlToText,
-  MAX_LIMIT,
-  ToolInputError,
-} from "./format.js";
+import { DEFAULT_LIMIT, decodeCursor, encodeCursor, MAX_LIMIT, richText, ToolInputError } from "./format.js";
 import { addDays, dayLabel, daysBetween, nextSchoolDay, schoolWeek } from "./time.js";
 import type { DatedItem, ScheduleEntry, Target } from "./timetable-service.js";
 import { type ToolContext, toolError } from "./tools.js";
@@ -356,7 +349,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
         const d = args.date ?? time.today(ctx.clock.now());
         const messages = (await tt.messagesOfDay(d)).map((m) => ({
           subject: m.subject,
-          text: htmlToText(m.body),
+          text: richText(m.body),
           attachments: m.attachments,
         }));
         return {
@@ -428,7 +421,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
               return (r?.data ?? []).flatMap((t) => {
                 const due = time.portalTime(t.dueDate);
                 if (!due) return [];
-                const desc = typeof t.description === "string" ? htmlToText(t.description) : "";
+                const desc = richText(t.description, 200).replace(/\n+/g, " ");
                 return [
                   {
                     kind: "task" as const,
@@ -438,7 +431,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
                     end_time: null,
                     title: String(t.name ?? "Task"),
                     subject: typeof t.courseName === "string" ? t.courseName : null,
-                    detail: desc ? (desc.length > 200 ? `${desc.slice(0, 200)}…` : desc) : null,
+                    detail: desc || null,
                     completed: null,
                   },
                 ];

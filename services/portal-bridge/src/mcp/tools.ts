@@ -13,9 +13,9 @@ import {
   DEFAULT_LIMIT,
   decodeCursor,
   encodeCursor,
-  htmlToText,
   MAX_INLINE_CHARS,
   MAX_LIMIT,
+  richText,
   ToolInputError,
 } from "./format.js";
 import { type SchoolTime, stampLabel } from "./time.js";
@@ -116,8 +116,6 @@ async function listPage(
     text: [head, ...items.map((x) => `- ${line(x)}`)].join("\n") + tail,
   };
 }
-
-const excerpt = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s);
 
 const str = (v: unknown): string =>
   typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
@@ -244,7 +242,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         args,
         (t) => {
           const due = ctx.time.portalTime(t.dueDate);
-          const desc = excerpt(htmlToText(str(t.description)), 200);
+          const desc = richText(t.description, 200).replace(/\n+/g, " ");
           return `${str(t.name)}${t.courseName ? ` (${str(t.courseName)})` : ""}${due ? `, due ${stampLabel(due)}` : ", no due date"}${desc ? `: ${desc}` : ""}`;
         },
         `${args.status} tasks`,
@@ -338,14 +336,15 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         args,
         (n) => {
           const at = ctx.time.portalTime(n.displayAt);
-          const body = excerpt(htmlToText(str(n.content)), 300);
+          const body = richText(n.content, 300);
           return `${str(n.title)} (${at ? stampLabel(at) : "undated"}, id ${str(n.id)})${body ? `\n  ${body.replace(/\n+/g, " ")}` : ""}`;
         },
         "news",
       );
+      // The original markup stays; `text` is the rendering.
       const items = (out.structured.items as Record<string, unknown>[]).map((n) => ({
         ...n,
-        content: htmlToText(str(n.content)),
+        text: richText(n.content),
       }));
       return { ...out, structured: { ...out.structured, items } };
     }),
@@ -362,6 +361,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         title: z.string(),
         display_at: z.string().nullable(),
         text: z.string(),
+        content: z.unknown(),
       },
       annotations: READ_ONLY,
     },
@@ -369,7 +369,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
       const n =
         (await ctx.portal.getJson<Record<string, unknown>>(`/api/v3/news/${checkId("news_id", news_id)}`)) ??
         {};
-      const text = htmlToText(str(n.content));
+      const text = richText(n.content);
       const at = ctx.time.portalTime(n.displayAt);
       return {
         structured: {
@@ -377,6 +377,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
           title: str(n.title),
           display_at: n.displayAt ? str(n.displayAt) : null,
           text,
+          content: n.content ?? null,
         },
         text: `${str(n.title)}${at ? ` (${stampLabel(at)})` : ""}\n\n${text}`,
       };
