@@ -102,6 +102,8 @@ export interface DatedItem {
   detail: string | null;
   /** Homework and tasks: whether it is marked done; null when the source does not say. */
   completed: boolean | null;
+  /** Parent accounts: the child's first name (null for portal tasks and student accounts). */
+  student?: string | null;
 }
 
 /** The element a timetable call reads, with the child's name for parent accounts. */
@@ -184,6 +186,22 @@ export class TimetableService {
     throw new ToolInputError(
       `This parent account has several children: ${list}. Pass student with a first name or id (or set TIMETABLE_STUDENT).`,
     );
+  }
+
+  /**
+   * Whose timetables a call reads: `student: "all"` means every child; with no student, a
+   * parent account with several children and no TIMETABLE_STUDENT reads all of them; anything
+   * else is one target as in target().
+   */
+  async targets(student?: string): Promise<Target[]> {
+    const d = await this.loadUserData();
+    const wanted = student?.trim() ?? "";
+    if (isParentAccount(d)) {
+      const kids = childrenOf(d);
+      const all = wanted.toLowerCase() === "all" || (wanted === "" && !this.presetStudent && kids.length > 1);
+      if (all) return kids.map(toTarget);
+    } else if (wanted.toLowerCase() === "all") return [await this.target()];
+    return [await this.target(student)];
   }
 
   private async lookups(extra?: MasterData) {

@@ -20,7 +20,9 @@ const studentInput = z
   .min(1)
   .max(100)
   .optional()
-  .describe("parent accounts: the child's first name or id (default: the only child, or TIMETABLE_STUDENT)");
+  .describe(
+    'parent accounts: the child\'s first name or id, or "all" (default: TIMETABLE_STUDENT, else every child)',
+  );
 
 const dated = z.object({
   kind: z.enum(["task", "homework", "exam"]),
@@ -32,6 +34,7 @@ const dated = z.object({
   subject: z.string().nullable(),
   detail: z.string().nullable(),
   completed: z.boolean().nullable(),
+  student: z.string().nullable().optional(),
 });
 
 const byDate = (a: DatedItem, b: DatedItem) =>
@@ -44,6 +47,8 @@ const pageInput = {
 
 const pagedOutput = {
   student: z.string().nullable(),
+  students: z.array(z.string()),
+  errors: z.array(z.string()),
   from: z.string(),
   to: z.string(),
   items: z.array(dated),
@@ -53,6 +58,7 @@ const pagedOutput = {
 };
 
 const entrySchema = z.object({
+  student: z.string().nullable(),
   date: z.string(),
   weekday: z.string(),
   lesson: z.number().int().nullable(),
@@ -95,7 +101,7 @@ function page(
   limit: number,
   cursor: string | undefined,
   label: string,
-  meta: { student: string | null; from: string; to: string },
+  meta: { student: string | null; students: string[]; errors: string[]; from: string; to: string },
 ) {
   const skip = decodeCursor(cursor);
   const slice = items.slice(skip, skip + limit);
@@ -109,9 +115,73 @@ function page(
   return {
     structured: { ...meta, items: slice, total: items.length, next_cursor: next, truncated: next !== null },
     text:
-      [head, ...slice.map(itemLine)].join("\n") +
-      (next ? `\n(truncated: more ${label}; call again with cursor "${next}")` : ""),
+      [head, ...(meta.students.length > 1 ? groupedLines(slice) : slice.map(itemLine))].join("\n") +
+      (next ? `\n(truncated: more ${label}; call again with cursor "${next}")` : "") +
+      failedText(meta.errors),
   };
+}
+
+/** Several children: one block per child, headed by the first name (portal tasks apart). */
+function groupedLines(items: DatedItem[]): string[] {
+  const groups = new Map<string, DatedItem[]>();
+  for (const i of items) {
+    const key = i.student ?? "";
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  }
+  return [...groups].flatMap(([who, list]) => [`${who || "Portal"}:`, ...list.map(itemLine)]);
+}
+
+const failedText = (errors: string[]): string =>
+  errors.length ? `\nPartial result; these sources failed: ${errors.join("; ")}` : "";
+
+interface PerChild<T> {
+  results: { who: string | null; value: T }[];
+  errors: string[];
+  /** Names of the children answered for (parent accounts). */
+  students: string[];
+  /** Top-level `student`: the one child's name, "all" for several, null for a student account. */
+  student: string | null;
+}
+
+/**
+ * Runs `fn` for every child the call covers (one for a student account). A child whose read
+ * fails is named in `errors`; when every read fails, the first failure is the tool's error.
+ */
+export async function perChild<T>(
+  ctx: ToolContext,
+  student: string | undefined,
+  fn: (t: Target) => Promise<T>,
+): Promise<PerChild<T>> {
+  const tt = ctx.timetable;
+  if (!tt) throw new ToolInputError("The timetable is not configured.");
+  const targets = await tt.targets(student);
+  const parent = await tt.isParent();
+  const settled = await Promise.allSettled(targets.map((t) => fn(t)));
+  const results: PerChild<T>["results"] = [];
+  const errors: string[] = [];
+  let first: { err: unknown } | null = null;
+  settled.forEach((r, i) => {
+    const t = targets[i] as Target;
+    if (r.status === "fulfilled") results.push({ who: whoOf(t, parent), value: r.value });
+    else {
+      first ??= { err: r.reason };
+      logUnexpected(ctx, r.reason);
+      errors.push(`${t.name}: ${errText(r.reason)}`);
+    }
+  });
+  if (results.length === 0 && first) throw (first as { err: unknown }).err;
+  const students = parent ? targets.map((t) => t.name) : [];
+  return {
+    results,
+    errors,
+    students,
+    student: targets.length > 1 ? "all" : parent ? (targets[0]?.name ?? null) : null,
+  };
+}
+
+function logUnexpected(ctx: ToolContext, err: unknown): void {
+  if (!(err instanceof PortalError || err instanceof TimetableError || err instanceof ToolInputError))
+    ctx.logger.error({ err_name: (err as Error)?.name }, "timetable read failed unexpectedly");
 }
 
 async function run(
@@ -151,6 +221,24 @@ function changeText(e: ScheduleEntry): string {
   return parts.join("; ");
 }
 
+function changesText(
+  changes: (ScheduleEntry & { change: string })[],
+  start: string,
+  end: string,
+  who: string | null,
+): string {
+  const forWho = who ? ` for ${who}` : "";
+  if (changes.length === 0)
+    return `No cancellations, substitutions or room changes${forWho} from ${dayLabel(start)} to ${dayLabel(end)}.`;
+  return [
+    `${changes.length} change${changes.length === 1 ? "" : "s"}${forWho}, ${dayLabel(start)} to ${dayLabel(end)}:`,
+    ...changes.map(
+      (c) =>
+        `- ${dayLabel(c.date)} ${c.lesson !== null ? `lesson ${c.lesson} ` : ""}(${c.start}–${c.end}) ${c.subject ?? "(no subject)"}: ${c.change}`,
+    ),
+  ].join("\n");
+}
+
 function scheduleText(periods: ScheduleEntry[], start: string, end: string, who: string | null): string {
   const forWho = who ? ` for ${who}` : "";
   if (periods.length === 0)
@@ -168,12 +256,6 @@ function scheduleText(periods: ScheduleEntry[], start: string, end: string, who:
     lines.push(entryLine(p));
   }
   return lines.join("\n");
-}
-
-async function resolveTarget(ctx: ToolContext, student: string | undefined): Promise<Target> {
-  const tt = ctx.timetable;
-  if (!tt) throw new ToolInputError("The timetable is not configured.");
-  return tt.target(student);
 }
 
 /** Only parent accounts name the child in answers; a student reads herself. */
@@ -210,6 +292,8 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
       },
       outputSchema: {
         student: z.string().nullable(),
+        students: z.array(z.string()),
+        errors: z.array(z.string()),
         start_date: z.string(),
         end_date: z.string(),
         periods: z.array(entrySchema),
@@ -233,12 +317,20 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
           end = addDays(start, (args.days ?? 1) - 1);
         }
         if (when === "week" && args.days !== undefined) end = addDays(start, args.days - 1);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const periods = await tt.schedule(target, start, end);
+        const r = await perChild(ctx, args.student, (t) => tt.schedule(t, start, end));
+        const periods = r.results.flatMap((c) => c.value.map((p) => ({ student: c.who, ...p })));
         return {
-          structured: { student: who, start_date: start, end_date: end, periods },
-          text: scheduleText(periods, start, end, who),
+          structured: {
+            student: r.student,
+            students: r.students,
+            errors: r.errors,
+            start_date: start,
+            end_date: end,
+            periods,
+          },
+          text:
+            r.results.map((c) => scheduleText(c.value, start, end, c.who)).join("\n\n") +
+            failedText(r.errors),
         };
       }),
   );
@@ -255,6 +347,8 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
       },
       outputSchema: {
         student: z.string().nullable(),
+        students: z.array(z.string()),
+        errors: z.array(z.string()),
         start_date: z.string(),
         end_date: z.string(),
         changes: z.array(entrySchema.extend({ change: z.string() })),
@@ -265,24 +359,23 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
       run(ctx, async () => {
         const start = time.today(ctx.clock.now());
         const end = addDays(start, args.days - 1);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const changes = (await tt.schedule(target, start, end))
-          .filter((p) => p.cancelled || p.substitution || p.room_change)
-          .map((p) => ({ ...p, change: changeText(p) }));
-        const forWho = who ? ` for ${who}` : "";
+        const r = await perChild(ctx, args.student, async (t) =>
+          (await tt.schedule(t, start, end))
+            .filter((p) => p.cancelled || p.substitution || p.room_change)
+            .map((p) => ({ ...p, change: changeText(p) })),
+        );
+        const changes = r.results.flatMap((c) => c.value.map((p) => ({ student: c.who, ...p })));
         return {
-          structured: { student: who, start_date: start, end_date: end, changes },
+          structured: {
+            student: r.student,
+            students: r.students,
+            errors: r.errors,
+            start_date: start,
+            end_date: end,
+            changes,
+          },
           text:
-            changes.length === 0
-              ? `No cancellations, substitutions or room changes${forWho} from ${dayLabel(start)} to ${dayLabel(end)}.`
-              : [
-                  `${changes.length} change${changes.length === 1 ? "" : "s"}${forWho}, ${dayLabel(start)} to ${dayLabel(end)}:`,
-                  ...changes.map(
-                    (c) =>
-                      `- ${dayLabel(c.date)} ${c.lesson !== null ? `lesson ${c.lesson} ` : ""}(${c.start}–${c.end}) ${c.subject ?? "(no subject)"}: ${c.change}`,
-                  ),
-                ].join("\n"),
+            r.results.map((c) => changesText(c.value, start, end, c.who)).join("\n\n") + failedText(r.errors),
         };
       }),
   );
@@ -300,12 +393,12 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     (args) =>
       run(ctx, async () => {
         const { start, end } = range(time.today(ctx.clock.now()), args.from, args.to, 14);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const items = (await tt.homework(target, start, end))
+        const r = await perChild(ctx, args.student, (t) => tt.homework(t, start, end));
+        const items = r.results
+          .flatMap((c) => c.value.map((i) => ({ ...i, student: c.who })))
           .filter((i) => i.date >= start && i.date <= end)
           .sort(byDate);
-        return page(items, args.limit, args.cursor, "homework", { student: who, from: start, to: end });
+        return page(items, args.limit, args.cursor, "homework", metaOf(r, start, end));
       }),
   );
 
@@ -322,10 +415,9 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     (args) =>
       run(ctx, async () => {
         const { start, end } = range(time.today(ctx.clock.now()), args.from, args.to, 28);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const items = (await tt.exams(target, start, end)).sort(byDate);
-        return page(items, args.limit, args.cursor, "exams", { student: who, from: start, to: end });
+        const r = await perChild(ctx, args.student, (t) => tt.exams(t, start, end));
+        const items = r.results.flatMap((c) => c.value.map((i) => ({ ...i, student: c.who }))).sort(byDate);
+        return page(items, args.limit, args.cursor, "exams", metaOf(r, start, end));
       }),
   );
 
@@ -369,6 +461,14 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
   );
 }
 
+const metaOf = (r: PerChild<unknown>, from: string, to: string) => ({
+  student: r.student,
+  students: r.students,
+  errors: r.errors,
+  from,
+  to,
+});
+
 const errText = (err: unknown): string =>
   err instanceof PortalError || err instanceof TimetableError || err instanceof ToolInputError
     ? err.message
@@ -389,7 +489,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
         ...(tt ? { student: studentInput } : {}),
         ...pageInput,
       },
-      outputSchema: { ...pagedOutput, errors: z.array(z.string()) },
+      outputSchema: pagedOutput,
       annotations: READ_ONLY,
     },
     (args) =>
@@ -438,28 +538,43 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
               });
             }),
           );
-        let who: string | null = null;
+        // Every child's homework and exams (or the one named); a failed child is a failed source.
+        let meta = { student: null as string | null, students: [] as string[] };
         let timetableFailed = false;
+        let childrenRead = 0;
         if (tt) {
-          let target: Target | null = null;
           try {
-            target = await tt.target(args.student as string | undefined);
-            who = whoOf(target, await tt.isParent());
+            const r = await perChild(ctx, args.student as string | undefined, async (t) => {
+              const [hw, ex] = await Promise.allSettled([
+                tt.homework(t, start, end),
+                tt.exams(t, start, end),
+              ]);
+              const failed = [hw, ex].flatMap((x, i) =>
+                x.status === "rejected"
+                  ? [`${i === 0 ? "Homework" : "Exams"} (${t.name}): ${errText(x.reason)}`]
+                  : [],
+              );
+              errors.push(...failed);
+              if (failed.length < 2) childrenRead += 1;
+              return [hw, ex].flatMap((x) => (x.status === "fulfilled" ? x.value : []));
+            });
+            meta = { student: r.student, students: r.students };
+            timetableFailed = childrenRead === 0;
+            errors.push(...r.errors.map((e) => `Timetable (${e})`));
+            sources.push(
+              Promise.resolve(r.results.flatMap((c) => c.value.map((i) => ({ ...i, student: c.who })))),
+            );
           } catch (err) {
-            // Several children and none named is the caller's to fix, not a failed source.
+            // A child named that does not exist is the caller's to fix, not a failed source.
             if (err instanceof ToolInputError) throw err;
             timetableFailed = true;
             errors.push(`Timetable (homework and exams): ${errText(err)}`);
           }
-          if (target) {
-            const t = target;
-            sources.push(settle("Homework", async () => tt.homework(t, start, end)));
-            sources.push(settle("Exams", async () => tt.exams(t, start, end)));
-          }
         }
         const lists = await Promise.all(sources);
-        const attempted = sources.length + (timetableFailed ? 1 : 0);
-        if (attempted === 0 || errors.length >= attempted)
+        const portalFailed = errors.some((e) => e.startsWith("Portal tasks"));
+        const portalTried = ctx.portal.configured || !tt;
+        if ((!portalTried || portalFailed) && (!tt || timetableFailed))
           throw new ToolInputError(
             `Every deadline source failed, so nothing can be said about deadlines: ${errors.join("; ") || "no source is configured"}`,
           );
@@ -467,12 +582,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
           .flat()
           .filter((i) => i.date >= start && i.date <= end && i.completed !== true)
           .sort(byDate);
-        const out = page(items, args.limit, args.cursor, "deadlines", { student: who, from: start, to: end });
-        return {
-          structured: { ...out.structured, errors },
-          text:
-            out.text + (errors.length ? `\nPartial result; these sources failed: ${errors.join("; ")}` : ""),
-        };
+        return page(items, args.limit, args.cursor, "deadlines", { ...meta, errors, from: start, to: end });
       }),
   );
 }

@@ -46,6 +46,8 @@ export class FakeTimetable {
   account: "student" | "parent" = "student";
   /** Methods that answer -42003 (maintenance) until removed. */
   readonly failMethods = new Set<string>();
+  /** Children whose reads answer -8509 (no right), e.g. a child who left the school. */
+  readonly deniedChildren = new Set<number>();
   /** Pads each timetable answer with this many bytes (an oversized answer). */
   timetablePadBytes = 0;
   url = "";
@@ -196,7 +198,8 @@ export class FakeTimetable {
   private reader(params: Record<string, unknown>): number | null {
     if (params.type !== "STUDENT") return null;
     const id = Number(params.id);
-    if (this.account === "parent") return PARENT_CHILDREN.some((c) => c.id === id) ? id : null;
+    if (this.account === "parent")
+      return PARENT_CHILDREN.some((c) => c.id === id) && !this.deniedChildren.has(id) ? id : null;
     return id === STUDENT_ID ? id : null;
   }
 }
