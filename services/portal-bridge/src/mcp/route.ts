@@ -89,9 +89,11 @@ export function mcpHandler(deps: McpHandlerDeps) {
 }
 
 async function serve(req: FastifyRequest, reply: FastifyReply, session: Session): Promise<void> {
-  session.active += 1;
+  // A GET is the session's listening stream: held open, it is not use (see SessionStore).
+  const counter = req.method === "GET" ? "streams" : "active";
+  session[counter] += 1;
   reply.raw.once("close", () => {
-    session.active -= 1;
+    session[counter] -= 1;
   });
   reply.hijack();
   await handleHijacked(req, reply, () => session.transport.handleRequest(req.raw, reply.raw, req.body));

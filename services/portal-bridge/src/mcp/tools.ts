@@ -120,6 +120,25 @@ async function listPage(
 const str = (v: unknown): string =>
   typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
 
+/**
+ * The upstream session in words. After a 401 the session is gone for good: saying so (and what
+ * to do) instead of the last budget seen, which would read as time left.
+ */
+function sessionLine(
+  ctx: ToolContext,
+  upstream: ReturnType<KeepAlive["upstreamStatus"]>,
+  cause: KeepAlive["cause"],
+): string {
+  if (cause === "upstream_401")
+    return `Portal session: dead (the portal answered 401${upstream.last_error ? `: ${upstream.last_error}` : ""}). Tools that read the portal fail until a new token is pasted: log in to the portal in a browser, copy the jwt cookie and paste it at /token.`;
+  const at = upstream.last_ok_at ? ` (as of ${ctx.time.label(Date.parse(upstream.last_ok_at))})` : "";
+  const budget =
+    upstream.last_budget_s === null
+      ? "unknown (no keep-alive answer yet)"
+      : `${upstream.last_budget_s} s of ${upstream.idle_timeout_s} s${at}`;
+  return `Idle budget: ${budget}${upstream.last_error ? `; last error: ${upstream.last_error}` : ""}`;
+}
+
 export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
     "api_get",
@@ -426,7 +445,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         token.present
           ? `Token: from ${token.source}, expires ${token.expires_at ? ctx.time.label(Date.parse(token.expires_at)) : "?"} (${ctx.time.zone}) (in ${Math.floor((token.expires_in_s ?? 0) / 86400)} days)`
           : "Token: none; paste one at /token",
-        `Idle budget: ${upstream.last_budget_s === null ? "unknown" : `${upstream.last_budget_s} s`} of ${upstream.idle_timeout_s} s${upstream.last_error ? `; last error: ${upstream.last_error}` : ""}`,
+        sessionLine(ctx, upstream, ctx.keepalive.cause),
         `Keep-alive: ${keepalive.state}${keepalive.stopped_reason ? ` (${keepalive.stopped_reason})` : ""}${keepalive.next_at ? `, next at ${keepalive.next_at}` : ""}`,
         `Timetable: ${timetable.configured ? (timetable.reachable ? "reachable" : `unreachable: ${timetable.error}`) : "not configured"}`,
       ];
