@@ -4,8 +4,15 @@ import { z } from "zod";
 import { PortalError } from "../upstream/portal.js";
 import { TimetableError } from "../upstream/timetable.js";
 import { DEFAULT_LIMIT, decodeCursor, encodeCursor, MAX_LIMIT, richText, ToolInputError } from "./format.js";
-import { addDays, dayLabel, daysBetween, nextSchoolDay, schoolWeek } from "./time.js";
-import type { DatedItem, ScheduleEntry, Target } from "./timetable-service.js";
+import { addDays, dayLabel, daysBetween, nextSchoolDay, schoolWeek, weekdayOf } from "./time.js";
+import type {
+  DatedItem,
+  GridDay,
+  Holiday,
+  ScheduleEntry,
+  Target,
+  TimetableService,
+} from "./timetable-service.js";
 import { type ToolContext, toolError } from "./tools.js";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
@@ -266,6 +273,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
   const tt = ctx.timetable;
   if (!tt) return;
   const time = ctx.time;
+  registerCalendarTool(server, ctx, tt);
 
   server.registerTool(
     "get_schedule",
@@ -461,6 +469,33 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
   );
 }
 
+/** Mon-Fri when the master data has no time grid. */
+const DEFAULT_SCHOOL_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"];
+
+/**
+ * The current or next school day: a weekday with lessons in the grid, outside every holiday;
+ * today counts until its last lesson has ended.
+ */
+export function schoolDayFrom(
+  today: string,
+  nowTime: string,
+  cal: { holidays: Holiday[]; grid: GridDay[] },
+): { date: string; weekday: string; is_today: boolean; periods: GridDay["periods"] } | null {
+  for (let i = 0; i < 120; i++) {
+    const d = addDays(today, i);
+    const weekday = weekdayOf(d);
+    const gridDay = cal.grid.find((g) => g.weekday === weekday);
+    const teaches =
+      cal.grid.length > 0 ? (gridDay?.periods.length ?? 0) > 0 : DEFAULT_SCHOOL_DAYS.includes(weekday);
+    if (!teaches || cal.holidays.some((h) => h.first_day <= d && d <= h.last_day)) continue;
+    const periods = gridDay?.periods ?? [];
+    const lastEnd = periods.at(-1)?.end;
+    if (i === 0 && lastEnd && nowTime >= lastEnd) continue;
+    return { date: d, weekday, is_today: i === 0, periods };
+  }
+  return null;
+}
+
 const metaOf = (r: PerChild<unknown>, from: string, to: string) => ({
   student: r.student,
   students: r.students,
@@ -468,6 +503,103 @@ const metaOf = (r: PerChild<unknown>, from: string, to: string) => ({
   from,
   to,
 });
+
+/** The school calendar: holidays ahead, the time grid, the current or next school day. */
+function registerCalendarTool(server: McpServer, ctx: ToolContext, tt: TimetableService): void {
+  const period = z.object({ lesson: z.number().int(), start: z.string(), end: z.string() });
+  server.registerTool(
+    "get_school_calendar",
+    {
+      title: "School calendar",
+      description:
+        "Holidays ahead (name, first and last day), the time grid (when each lesson starts and ends, per weekday) and the current or next school day, from the timetable's master data.",
+      inputSchema: { student: studentInput },
+      outputSchema: {
+        today: z.string(),
+        now: z.string(),
+        holidays: z.array(z.object({ name: z.string(), first_day: z.string(), last_day: z.string() })),
+        time_grid: z.array(z.object({ weekday: z.string(), periods: z.array(period) })),
+        school_day: z
+          .object({ date: z.string(), weekday: z.string(), is_today: z.boolean(), periods: z.array(period) })
+          .nullable(),
+        current_lesson: period.nullable(),
+        next_lesson: period.nullable(),
+      },
+      annotations: READ_ONLY,
+    },
+    (args) =>
+      run(ctx, async () => {
+        // The grid and holidays are the school's; a named child is still checked.
+        if (args.student) await tt.targets(args.student);
+        const cal = await tt.calendar();
+        const stamp = ctx.time.stamp(ctx.clock.now());
+        const today = stamp.date;
+        const now = stamp.time ?? "00:00";
+        const holidays = cal.holidays.filter((h) => h.last_day >= today);
+        const day = schoolDayFrom(today, now, cal);
+        const current = day?.is_today
+          ? (day.periods.find((p) => p.start <= now && now < p.end) ?? null)
+          : null;
+        const next = day
+          ? day.is_today
+            ? (day.periods.find((p) => p.start > now) ?? null)
+            : (day.periods[0] ?? null)
+          : null;
+        const lines: string[] = [];
+        if (day)
+          lines.push(
+            day.is_today
+              ? `Today, ${dayLabel(day.date)}, is a school day${current ? `; now lesson ${current.lesson} (${current.start}–${current.end})` : ""}${next ? `; next lesson ${next.lesson} at ${next.start}` : ""}.`
+              : `Next school day: ${dayLabel(day.date)}${next ? `, first lesson at ${next.start}` : ""}.`,
+          );
+        else lines.push("No school day found in the next 120 days.");
+        const ongoing = holidays.find((h) => h.first_day <= today);
+        if (ongoing) lines.push(`Holiday now: ${ongoing.name} until ${dayLabel(ongoing.last_day)}.`);
+        lines.push(
+          holidays.length
+            ? `Holidays ahead:\n${holidays
+                .slice(0, 12)
+                .map(
+                  (h) =>
+                    `- ${h.name}: ${h.first_day === h.last_day ? dayLabel(h.first_day) : `${dayLabel(h.first_day)} to ${dayLabel(h.last_day)}`}`,
+                )
+                .join("\n")}`
+            : "No holidays ahead in the timetable's master data.",
+        );
+        lines.push(gridText(cal.grid));
+        return {
+          structured: {
+            today,
+            now,
+            holidays,
+            time_grid: cal.grid,
+            school_day: day,
+            current_lesson: current,
+            next_lesson: next,
+          },
+          text: lines.join("\n"),
+        };
+      }),
+  );
+}
+
+/** Weekdays with the same lessons share a line: "Mon-Thu: 1. 08:00–08:45, …". */
+function gridText(grid: GridDay[]): string {
+  if (grid.length === 0) return "The timetable's master data has no time grid.";
+  const groups: { days: string[]; text: string }[] = [];
+  for (const g of grid) {
+    const text = g.periods.map((p) => `${p.lesson}. ${p.start}–${p.end}`).join(", ");
+    const last = groups.at(-1);
+    if (last && last.text === text) last.days.push(g.weekday.slice(0, 3));
+    else groups.push({ days: [g.weekday.slice(0, 3)], text });
+  }
+  return `Time grid:\n${groups
+    .map(
+      (g) =>
+        `- ${g.days.length > 1 ? `${g.days[0]}-${g.days.at(-1)}` : g.days[0]}: ${g.text || "no lessons"}`,
+    )
+    .join("\n")}`;
+}
 
 const errText = (err: unknown): string =>
   err instanceof PortalError || err instanceof TimetableError || err instanceof ToolInputError
