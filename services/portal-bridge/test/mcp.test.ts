@@ -27,6 +27,7 @@ describe("MCP over Streamable HTTP", () => {
         "list_rooms",
         "list_tasks",
         "upcoming_deadlines",
+        "whats_new",
       ].sort(),
     );
     for (const t of tools) {

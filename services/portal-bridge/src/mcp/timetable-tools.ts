@@ -216,7 +216,7 @@ function entryLine(e: ScheduleEntry): string {
 }
 
 /** What changed, as from → to. */
-function changeText(e: ScheduleEntry): string {
+export function changeText(e: ScheduleEntry): string {
   const parts: string[] = [];
   if (e.cancelled) parts.push("CANCELLED");
   if (e.original_teachers.length)
