@@ -18,6 +18,7 @@ import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
+import { registerSetupRoutes } from "./http/setup-routes.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
@@ -247,6 +248,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     });
   }
   registerTokenRoutes(app, { guard, tokens, keepalive });
+  registerSetupRoutes(app, {
+    guard,
+    portal,
+    tokens,
+    keepalive,
+    timetable,
+    alerts,
+    time,
+    now: () => clock.now(),
+    config: {
+      publicUrl: origin,
+      oauth: oauth !== null,
+      allowedHosts: baseHosts,
+      alertFormat: config.ALERT_WEBHOOK_FORMAT,
+      digestSchedule: config.DIGEST_SCHEDULE,
+    },
+  });
   registerReadiness(app, { clock, tokens, keepalive });
   registerFilesRoute(app, { guard, portal });
   if (oauth) registerOAuthRoutes(app, { oauth });
