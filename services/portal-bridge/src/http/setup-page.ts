@@ -48,7 +48,7 @@ const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:46rem;margin:1.
 h1{font-size:1.5rem;margin:.5rem 0}nav{display:flex;gap:1rem;flex-wrap:wrap;align-items:center;font-size:.95rem}
 ul.checks{list-style:none;padding:0;margin:1rem 0}
 ul.checks li{border:1px solid #ddd;border-left:6px solid #999;border-radius:6px;padding:.75rem 1rem;margin:.75rem 0;overflow-wrap:anywhere}
-li.ok{border-left-color:#1a7f37}li.warning{border-left-color:#bf8700}li.error{border-left-color:#cf222e}
+ul.checks li.ok{border-left-color:#1a7f37}ul.checks li.warning{border-left-color:#bf8700}ul.checks li.error{border-left-color:#cf222e}
 .state{display:inline-block;font-size:.8rem;font-weight:600;padding:.1rem .5rem;border-radius:1rem;margin-left:.5rem;color:#fff;vertical-align:middle}
 .ok .state{background:#1a7f37}.warning .state{background:#8a6100}.error .state{background:#cf222e}
 .name{font-weight:600}p.msg{margin:.4rem 0 0}button{padding:.5rem 1rem;font-size:1rem;margin:.25rem 0}

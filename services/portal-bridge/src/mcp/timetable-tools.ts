@@ -113,7 +113,12 @@ function page(
   const skip = decodeCursor(cursor);
   const slice = items.slice(skip, skip + limit);
   const next = skip + slice.length < items.length ? encodeCursor(skip + slice.length) : null;
-  const who = meta.student ? ` for ${meta.student}` : "";
+  const who =
+    meta.students.length > 1
+      ? ` for ${meta.students.join(" and ")}`
+      : meta.student
+        ? ` for ${meta.student}`
+        : "";
   const span = `${dayLabel(meta.from)} to ${dayLabel(meta.to)}`;
   const head =
     items.length === 0

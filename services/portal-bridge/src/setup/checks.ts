@@ -44,6 +44,13 @@ const check = (id: CheckId, state: CheckState, en: string, de: string): SetupChe
   message: { en, de },
 });
 
+const KA_DE = {
+  running: "läuft",
+  retrying: "versucht es erneut",
+  stopped: "gestoppt",
+  disabled: "aus",
+} as const;
+
 const PASTE_EN = "Log in to the portal in a browser, copy the jwt cookie and paste it on the /token page.";
 const PASTE_DE =
   "Im Browser beim Portal anmelden, das Cookie jwt kopieren und auf der Seite /token einfügen.";
@@ -91,7 +98,7 @@ export async function portalTokenCheck(d: SetupDeps): Promise<SetupCheck> {
   const budgetDe =
     up.last_budget_s === null ? "" : `; Leerlauf-Budget ${up.last_budget_s} s von ${up.idle_timeout_s} s`;
   const base = `Works: account ${name}${expEn}${budgetEn}; keep-alive ${ka.state}.`;
-  const baseDe = `Funktioniert: Konto ${name}${expDe}${budgetDe}; Keep-alive ${ka.state}.`;
+  const baseDe = `Funktioniert: Konto ${name}${expDe}${budgetDe}; Keep-alive ${KA_DE[ka.state]}.`;
   if (days !== null && days < 3)
     return check(
       id,
@@ -159,7 +166,7 @@ export async function timetableCheck(d: SetupDeps): Promise<SetupCheck> {
 
 export function publicUrlCheck(d: SetupDeps): SetupCheck {
   const id = "public_url";
-  const c = d.config;
+  const c = { ...d.config, allowedHosts: [...new Set(d.config.allowedHosts)] };
   if (!c.publicUrl)
     return check(
       id,
