@@ -1,7 +1,6 @@
-import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
-import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
+import type { FakeTimetable } from "./fakes/timetable.js";
+import { type Harness, mcpClient, parentBridge, textOf } from "./helpers.js";
 
 type Struct = Record<string, unknown>;
 const structured = (r: unknown) => (r as { structuredContent: Struct }).structuredContent;
@@ -11,12 +10,7 @@ describe("every child at once", () => {
   let h: Harness;
   let fake: FakeTimetable;
   beforeAll(async () => {
-    const clock = new FakeClock("2026-11-23T07:00:00.000Z"); // Monday 08:00 in Berlin
-    fake = new FakeTimetable(clock);
-    fake.account = "parent";
-    await fake.start();
-    h = await startHarness({ clock, env: timetableEnv(fake.url) });
-    await h.listen();
+    ({ h, fake } = await parentBridge("2026-11-23T07:00:00.000Z")); // Monday 08:00 in Berlin
   });
   afterAll(async () => {
     await h.close();
@@ -40,13 +34,8 @@ describe("every child at once", () => {
   });
 
   it('student: "all" reads every child even with TIMETABLE_STUDENT set; lists group per child', async () => {
-    const clock = new FakeClock("2026-11-23T07:00:00.000Z");
-    const f2 = new FakeTimetable(clock);
-    f2.account = "parent";
-    await f2.start();
-    const h2 = await startHarness({ clock, env: { ...timetableEnv(f2.url), TIMETABLE_STUDENT: "Ben" } });
+    const { h: h2, fake: f2 } = await parentBridge("2026-11-23T07:00:00.000Z", { TIMETABLE_STUDENT: "Ben" });
     try {
-      await h2.listen();
       const { client, close } = await mcpClient(`${h2.url}/mcp`);
       const one = await client.callTool({ name: "list_homework", arguments: {} });
       expect(structured(one).student).toBe("Ben");

@@ -1,24 +1,6 @@
-import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
-import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
-
-/** A parent's WebUntis key (LEGAL_GUARDIAN with two children) behind the bridge. */
-async function parentBridge(at: string, env: Record<string, string> = {}) {
-  const clock = new FakeClock(at);
-  const fake = new FakeTimetable(clock);
-  fake.account = "parent";
-  await fake.start();
-  const h = await startHarness({
-    clock,
-    env: {
-      ...timetableEnv(fake.url),
-      ...env,
-    },
-  });
-  await h.listen();
-  return { h, fake, clock };
-}
+import type { FakeTimetable } from "./fakes/timetable.js";
+import { type Harness, mcpClient, parentBridge, textOf } from "./helpers.js";
 
 type Struct = Record<string, unknown>;
 const structured = (r: unknown) => (r as { structuredContent: Struct }).structuredContent;

@@ -1,7 +1,7 @@
-import { FakeClock } from "@app/kit/clock";
+import type { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
-import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
+import type { FakeTimetable } from "./fakes/timetable.js";
+import { type Harness, mcpClient, parentBridge, textOf } from "./helpers.js";
 
 type Struct = Record<string, unknown>;
 const structured = (r: unknown) => (r as { structuredContent: Struct }).structuredContent;
@@ -11,12 +11,8 @@ describe("get_school_calendar", () => {
   let fake: FakeTimetable;
   let clock: FakeClock;
   beforeAll(async () => {
-    clock = new FakeClock("2026-11-23T07:10:00.000Z"); // Monday 08:10 in Berlin
-    fake = new FakeTimetable(clock);
-    fake.account = "parent";
-    await fake.start();
-    h = await startHarness({ clock, env: { ...timetableEnv(fake.url), KEEPALIVE_INTERVAL_MS: "0" } });
-    await h.listen();
+    // Monday 08:10 in Berlin
+    ({ h, fake, clock } = await parentBridge("2026-11-23T07:10:00.000Z", { KEEPALIVE_INTERVAL_MS: "0" }));
   });
   afterAll(async () => {
     await h.close();

@@ -1,4 +1,3 @@
-import { randomBytes } from "node:crypto";
 import { AppError } from "@app/kit/errors";
 import { presentedCredentials } from "@app/kit/http";
 import { binary, errors, typed } from "@app/kit/http/typed-routes";
@@ -7,6 +6,7 @@ import { z } from "zod";
 import type { Alerts } from "../alerts/alerts.js";
 import { type Lang, runSetupChecks, type SetupDeps } from "../setup/checks.js";
 import type { Guard } from "./guard.js";
+import { addFormParser, sendPage } from "./html-page.js";
 import { SetupReport, TestAlertResult } from "./schemas.js";
 import { setupPage } from "./setup-page.js";
 import { loginPage } from "./token-page.js";
@@ -15,13 +15,6 @@ export interface SetupRouteDeps extends SetupDeps {
   guard: Guard;
   alerts: Alerts | null;
 }
-
-const PAGE_HEADERS = (nonce: string) => ({
-  "cache-control": "no-store",
-  "referrer-policy": "same-origin",
-  "x-frame-options": "DENY",
-  "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-});
 
 const LangQuery = z.object({ lang: z.enum(["en", "de"]).optional() });
 
@@ -64,10 +57,6 @@ export function registerSetupRoutes(app: FastifyInstance, deps: SetupRouteDeps):
     },
   );
 
-  const sendPage = (reply: FastifyReply, status: number, html: (nonce: string) => string) => {
-    const nonce = randomBytes(16).toString("base64");
-    return reply.code(status).headers(PAGE_HEADERS(nonce)).type("text/html; charset=utf-8").send(html(nonce));
-  };
   const render = async (req: FastifyRequest, reply: FastifyReply, secret: string | null) => {
     const checks = await runSetupChecks(deps);
     return sendPage(reply, 200, (n) => setupPage(n, langOf(req), checks, secret, deps.alerts !== null));
@@ -90,11 +79,7 @@ export function registerSetupRoutes(app: FastifyInstance, deps: SetupRouteDeps):
     return render(req, reply, secret);
   });
   app.register(async (scope) => {
-    scope.addContentTypeParser(
-      "application/x-www-form-urlencoded",
-      { parseAs: "string", bodyLimit: 4096 },
-      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
-    );
+    addFormParser(scope);
     scope.post("/setup", page, async (req, reply) => {
       if (guard.apiOpen) return render(req, reply, null);
       const secret = (req.body as Record<string, unknown> | null)?.secret;

@@ -333,14 +333,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
         const r = await perChild(ctx, args.student, (t) => tt.schedule(t, start, end));
         const periods = r.results.flatMap((c) => c.value.map((p) => ({ student: c.who, ...p })));
         return {
-          structured: {
-            student: r.student,
-            students: r.students,
-            errors: r.errors,
-            start_date: start,
-            end_date: end,
-            periods,
-          },
+          structured: { ...childMeta(r), start_date: start, end_date: end, periods },
           text:
             r.results.map((c) => scheduleText(c.value, start, end, c.who)).join("\n\n") +
             failedText(r.errors),
@@ -379,14 +372,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
         );
         const changes = r.results.flatMap((c) => c.value.map((p) => ({ student: c.who, ...p })));
         return {
-          structured: {
-            student: r.student,
-            students: r.students,
-            errors: r.errors,
-            start_date: start,
-            end_date: end,
-            changes,
-          },
+          structured: { ...childMeta(r), start_date: start, end_date: end, changes },
           text:
             r.results.map((c) => changesText(c.value, start, end, c.who)).join("\n\n") + failedText(r.errors),
         };
@@ -501,13 +487,8 @@ export function schoolDayFrom(
   return null;
 }
 
-const metaOf = (r: PerChild<unknown>, from: string, to: string) => ({
-  student: r.student,
-  students: r.students,
-  errors: r.errors,
-  from,
-  to,
-});
+const childMeta = (r: PerChild<unknown>) => ({ student: r.student, students: r.students, errors: r.errors });
+const metaOf = (r: PerChild<unknown>, from: string, to: string) => ({ ...childMeta(r), from, to });
 
 /** The school calendar: holidays ahead, the time grid, the current or next school day. */
 function registerCalendarTool(server: McpServer, ctx: ToolContext, tt: TimetableService): void {
