@@ -115,6 +115,7 @@ export const envSpec = {
       // "text" was the earlier name of the plain-text body ntfy takes.
       .transform((v): AlertFormat => (v === "text" ? "ntfy" : v)),
     "json: {event, title, text, at}; slack: {text} (Slack, Mattermost); ntfy: text/plain with Title/Tags/Priority headers; gotify: {title, message, priority}",
+    { defaultText: "json" },
   ),
   DIGEST_SCHEDULE: envVar(
     z
