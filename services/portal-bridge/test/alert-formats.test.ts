@@ -1,10 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { IncomingHttpHeaders } from "node:http";
 import { FakeClock } from "@app/kit/clock";
 import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Alerts } from "../src/alerts/alerts.js";
 import type { AlertFormat } from "../src/alerts/format.js";
+import { WebhookReceiver } from "./fakes/webhook.js";
 
 /**
  * Receivers that accept only what the real services accept (their documented webhook shapes)
@@ -48,31 +48,6 @@ const CHECKS: Record<AlertFormat, Check> = {
   },
 };
 
-class Receiver {
-  readonly got: { headers: IncomingHttpHeaders; body: string }[] = [];
-  private server: Server | null = null;
-  url = "";
-  constructor(private readonly check: Check) {}
-  async start() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        const body = Buffer.concat(chunks).toString("utf8");
-        const problem = this.check(req.headers, body);
-        if (!problem) this.got.push({ headers: req.headers, body });
-        res.writeHead(problem ? 400 : 200).end(problem ?? "ok");
-      });
-    });
-    await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`;
-  }
-  async stop() {
-    this.server?.closeAllConnections();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
-
 const alertsFor = (format: AlertFormat, url: string) =>
   new Alerts({
     url,
@@ -85,10 +60,10 @@ const alertsFor = (format: AlertFormat, url: string) =>
   });
 
 describe("alerts in the formats the services take", () => {
-  const receivers = {} as Record<AlertFormat, Receiver>;
+  const receivers = {} as Record<AlertFormat, WebhookReceiver>;
   beforeAll(async () => {
     for (const f of Object.keys(CHECKS) as AlertFormat[]) {
-      receivers[f] = new Receiver(CHECKS[f]);
+      receivers[f] = new WebhookReceiver(CHECKS[f]);
       await receivers[f].start();
     }
   });

@@ -1,39 +1,16 @@
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { nextDigestAt, parseDigestSchedule } from "../src/digest/schedule.js";
 import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
+import { WebhookReceiver } from "./fakes/webhook.js";
 import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
 
-/** A JSON webhook receiver that records every digest. */
-class Hook {
-  readonly got: { event: string; title: string; text: string }[] = [];
-  private server: Server | null = null;
-  url = "";
-  async start() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.got.push(JSON.parse(Buffer.concat(chunks).toString("utf8")));
-        res.writeHead(200).end("ok");
-      });
-    });
-    await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/digest`;
-  }
-  digests() {
-    return this.got.filter((g) => g.event === "digest");
-  }
-  async stop() {
-    this.server?.closeAllConnections();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
+/** The digests a JSON webhook received. */
+const digestsOf = (hook: WebhookReceiver) =>
+  hook.json<{ event: string; title: string; text: string }>().filter((g) => g.event === "digest");
 
 describe("DIGEST_SCHEDULE", () => {
   it("parses weekday ranges (wrapping too) and finds the next local time across DST", () => {
@@ -60,7 +37,7 @@ describe("DIGEST_SCHEDULE", () => {
 });
 
 describe("the digest across days, a restart and an upstream failure", () => {
-  const hook = new Hook();
+  const hook = new WebhookReceiver();
   let stateDir: string;
   let fake: FakeTimetable;
   let clock: FakeClock;
@@ -106,7 +83,7 @@ describe("the digest across days, a restart and an upstream failure", () => {
       displayAt: "2026-11-22T14:00:00.000Z",
     });
     await at("2026-11-22T17:00:00.000Z");
-    const d = hook.digests();
+    const d = digestsOf(hook);
     expect(d).toHaveLength(1);
     const text = d[0]?.text ?? "";
     expect(d[0]?.title).toBe("School digest Sun 2026-11-22 18:00");
@@ -136,7 +113,7 @@ describe("the digest across days, a restart and an upstream failure", () => {
 
   it("Monday 06:45 tells only what is new: Tuesday's changes, homework due Tuesday, today's message", async () => {
     await at("2026-11-23T05:45:00.000Z");
-    const d = hook.digests();
+    const d = digestsOf(hook);
     expect(d).toHaveLength(2);
     const text = d[1]?.text ?? "";
     expect(text).toContain("- Anna: Tue 2026-11-24 lesson 3 (09:50–10:35) English: CANCELLED; Teacher ill");
@@ -151,7 +128,7 @@ describe("the digest across days, a restart and an upstream failure", () => {
 
   it("nothing new: no message", async () => {
     await h.built.digest.run();
-    expect(hook.digests()).toHaveLength(2);
+    expect(digestsOf(hook)).toHaveLength(2);
   });
 
   it("after a restart the record holds: whats_new and the next digest repeat nothing", async () => {
@@ -169,13 +146,13 @@ describe("the digest across days, a restart and an upstream failure", () => {
     await close();
     // Monday 18:00: today's and Tuesday's news were all told at 06:45, so no message.
     await at("2026-11-23T17:00:00.000Z");
-    expect(hook.digests()).toHaveLength(2);
+    expect(digestsOf(hook)).toHaveLength(2);
   });
 
   it("after an upstream failure the digest says which source failed, and catches up once it answers", async () => {
     fake.failMethods.add("getTimetable2017");
     await at("2026-11-24T05:45:00.000Z");
-    const failed = hook.digests()[2]?.text ?? "";
+    const failed = digestsOf(hook)[2]?.text ?? "";
     expect(failed).toContain(
       "Could not check: Timetable (Anna): Timetable error -42003: the timetable service is in maintenance; try again later.; Timetable (Ben): ",
     );
@@ -183,7 +160,7 @@ describe("the digest across days, a restart and an upstream failure", () => {
     expect(failed).not.toContain("Timetable changes");
     fake.failMethods.clear();
     await at("2026-11-24T17:00:00.000Z");
-    const after = hook.digests()[3]?.text ?? "";
+    const after = digestsOf(hook)[3]?.text ?? "";
     expect(after).toContain("- Anna: Wed 2026-11-25 lesson 3 (09:50–10:35) English: CANCELLED");
     expect(after).not.toContain("Tue 2026-11-24 lesson");
     expect(after).not.toContain("Could not check");

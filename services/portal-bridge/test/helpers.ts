@@ -113,3 +113,16 @@ export async function parentBridge(at: string, env: Record<string, string> = {})
   await h.listen();
   return { h, fake, clock };
 }
+
+/** A raw MCP POST (JSON-RPC body) with a secret and, after initialize, the session id. */
+export const mcpPost = (url: string, secret: string, body: unknown, sid?: string) =>
+  fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${secret}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
+    },
+    body: JSON.stringify(body),
+  });

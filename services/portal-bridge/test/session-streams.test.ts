@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AUTH, CONNECTOR, type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
+import { AUTH, CONNECTOR, type Harness, mcpClient, mcpPost, startHarness, textOf } from "./helpers.js";
 
 const PROTOCOL = "2025-06-18";
 
@@ -25,17 +25,7 @@ describe("sessions with streams held open", () => {
     await h.close();
   });
 
-  const post = (secret: string, body: unknown, sid?: string) =>
-    fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${secret}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": PROTOCOL } : {}),
-      },
-      body: JSON.stringify(body),
-    });
+  const post = (secret: string, body: unknown, sid?: string) => mcpPost(url, secret, body, sid);
   const init = (secret: string) =>
     post(secret, {
       jsonrpc: "2.0",

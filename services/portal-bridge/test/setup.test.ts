@@ -1,38 +1,14 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
+import { WebhookReceiver } from "./fakes/webhook.js";
 import { AUTH, CONNECTOR, type Harness, startHarness } from "./helpers.js";
-
-class Hook {
-  readonly got: string[] = [];
-  status = 200;
-  private server: Server | null = null;
-  url = "";
-  async start() {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => {
-        this.got.push(Buffer.concat(chunks).toString("utf8"));
-        res.writeHead(this.status).end();
-      });
-    });
-    await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/s3cret-topic`;
-  }
-  async stop() {
-    this.server?.closeAllConnections();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
-  }
-}
 
 type Check = { id: string; state: string; message: string };
 
 describe("/setup and /api/setup", () => {
   let h: Harness;
   let fake: FakeTimetable;
-  const hook = new Hook();
+  const hook = new WebhookReceiver();
   const auth = { authorization: `Bearer ${AUTH}` };
   const checks = async (lang = "en") => {
     const res = await h.built.app.inject({ method: "GET", url: `/api/setup?lang=${lang}`, headers: auth });
@@ -106,7 +82,7 @@ describe("/setup and /api/setup", () => {
   it("sends a test alert and reports what the receiver said", async () => {
     const ok = await h.built.app.inject({ method: "POST", url: "/api/setup/test-alert", headers: auth });
     expect(ok.json()).toEqual({ delivered: true, status: 200 });
-    expect(JSON.parse(hook.got.at(-1) ?? "{}")).toMatchObject({
+    expect(hook.json().at(-1)).toMatchObject({
       title: "portal-bridge: test alert",
       priority: 5,
     });
