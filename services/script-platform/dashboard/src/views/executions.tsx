@@ -120,7 +120,6 @@ export function ExecutionsPage({ appId }: { appId: string }) {
             <option value="error">error</option>
             <option value="timeout">timeout</option>
             <option value="limit">limit</option>
-            <option value="failed">any failure</option>
           </select>
         </Field>
         <Field label="Script">
