@@ -197,6 +197,8 @@ function ExecutionRow({
         <span class="muted small">
           {logs.length} log line{logs.length === 1 ? "" : "s"}
         </span>
+        {/* The failure in one line while collapsed; expanding shows all of it with the stack. */}
+        {err && !open && <span class="error-line small">{err}</span>}
       </button>
       {open && (
         <div class="details">
@@ -207,10 +209,9 @@ function ExecutionRow({
             </p>
           )}
           {typeof (x.error as StructuredError | null)?.stack === "string" && (
-            <details>
-              <summary>Stack</summary>
-              <pre>{(x.error as StructuredError).stack}</pre>
-            </details>
+            <pre class="stack" data-testid="execution-stack" aria-label="Stack">
+              {(x.error as StructuredError).stack}
+            </pre>
           )}
           {logs.length === 0 ? (
             <p class="muted">No logs.</p>

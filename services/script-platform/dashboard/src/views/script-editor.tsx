@@ -104,7 +104,10 @@ function ScriptForm({
     script?.sandbox && Object.keys(script.sandbox).length > 0 ? JSON.stringify(script.sandbox, null, 2) : "",
   );
   const [problems, setProblems] = useState<SourceProblem[]>([]);
+  const [typeErrors, setTypeErrors] = useState<SourceProblem[]>([]);
   const [saved, setSaved] = useState(false);
+  // Every save starts the Run panel afresh: a result of the text before the save would mislead.
+  const [saves, setSaves] = useState(0);
   const save = useAction();
   const remove = useAction();
 
@@ -128,6 +131,7 @@ function ScriptForm({
         setProblems([]);
         editor.current?.showProblems([]);
         setSaved(true);
+        setSaves((n) => n + 1);
         if (script) onSaved();
         else navigate(`/apps/${appId}/scripts/${result.id}`, true);
       } catch (err) {
@@ -162,7 +166,6 @@ function ScriptForm({
               onChange={(e) => {
                 const next = e.currentTarget.value as Language;
                 setLanguage(next);
-                editor.current?.setTypeScript(next === "typescript");
                 // A new script still holding the starter text gets the starter of the other language.
                 const text = editor.current?.value();
                 if (!script && (text === NEW_SOURCE || text === NEW_TS_SOURCE))
@@ -199,6 +202,8 @@ function ScriptForm({
           </span>
           <CodeEditor
             typescript={language === "typescript"}
+            appId={appId}
+            onTypeErrors={setTypeErrors}
             initial={script?.source ?? NEW_SOURCE}
             onReady={(h) => {
               editor.current = h;
@@ -207,6 +212,20 @@ function ScriptForm({
             onSave={() => form.current?.requestSubmit()}
           />
         </div>
+        {language === "typescript" && typeErrors.length > 0 && (
+          <div class="type-errors" data-testid="type-errors" role="status">
+            <strong>{typeErrors.length === 1 ? "1 type error" : `${typeErrors.length} type errors`}</strong>{" "}
+            <span class="muted small">(checked as you type; saving is still possible)</span>
+            <ul class="problems">
+              {typeErrors.slice(0, 5).map((p) => (
+                <li key={`${p.line}:${p.column}:${p.message}`}>
+                  Line {p.line}
+                  {p.column ? `, column ${p.column}` : ""}: {p.message}
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
         <Field
           label="Sandbox overrides (JSON)"
           hint="max_operations, max_string_size, max_array_size, max_map_size, max_call_levels, max_expr_depth; empty means platform defaults."
@@ -254,7 +273,7 @@ function ScriptForm({
         <ErrorNote error={remove.error} />
       </form>
       {script && script.kind === "endpoint" && (
-        <RunPanel script={script} editor={editor} language={language} />
+        <RunPanel key={saves} script={script} editor={editor} language={language} />
       )}
     </Section>
   );

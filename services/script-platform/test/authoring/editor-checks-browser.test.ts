@@ -1,0 +1,156 @@
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type DashboardFixture, setSource, startDashboard } from "../dashboard-kit.js";
+
+const ARTIFACTS = fileURLToPath(new URL("../../.test-artifacts/editor-checks/", import.meta.url));
+const ADMIN = { username: "checker", password: "correct horse battery staple" };
+const VIEWPORTS = [
+  { width: 390, height: 844 },
+  { width: 1366, height: 900 },
+];
+
+/**
+ * The editor's TypeScript worker (completion through locals, type errors before save), the Run
+ * panel cleared by a save, and failed runs in the live tail: an error-coloured badge, a row that
+ * expands to the error and its stack.
+ */
+describe("editor checks and the failed-run tail in Chromium", () => {
+  let fx: DashboardFixture;
+  let origin: string;
+  let appId: string;
+  let token: string;
+
+  const shot = (page: Page, name: string) =>
+    page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+  const call = async (method: "GET" | "POST", url: string, payload?: object) =>
+    fx.built.app.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      ...(payload ? { payload } : {}),
+    });
+
+  beforeAll(async () => {
+    fx = await startDashboard({ admin: ADMIN, artifacts: ARTIFACTS });
+    origin = `http://localhost:${fx.port}`;
+    token = (await fx.built.app.inject({ method: "POST", url: "/api/v1/admin/login", payload: ADMIN })).json()
+      .token;
+    appId = (await call("POST", "/api/v1/admin/apps", { slug: "checks" })).json().id;
+    await call("POST", "/api/v1/admin/scripts", {
+      app_id: appId,
+      name: "units",
+      kind: "module",
+      language: "typescript",
+      source: "export function price(n: number): number {\n  return n * 2;\n}\n",
+    });
+  }, 120_000);
+  afterAll(async () => fx?.close());
+
+  it("completes members of a local variable and shows type errors before saving", async () => {
+    for (const viewport of VIEWPORTS) {
+      const { page, errors } = await fx.openPage(viewport);
+      await fx.logIn(page, origin);
+      await page.goto(`${origin}/admin/apps/${appId}/scripts/new`);
+      await page.selectOption('select[name="language"]', "typescript");
+      // A local holding a kv collection: its methods come from the SDK types through inference.
+      await setSource(
+        page,
+        'export default async function (ctx: Context) {\n  const c = kv.collection("visits");\n  c.',
+      );
+      await page.keyboard.press("Control+Space");
+      const list = page.locator(".cm-tooltip-autocomplete");
+      for (const m of ["get", "set", "list", "delete"])
+        await list
+          .locator("li", { hasText: new RegExp(`^${m}`) })
+          .first()
+          .waitFor();
+      await shot(page, `01-local-completion-${viewport.width}`);
+      await page.keyboard.press("Escape");
+
+      // A wrong argument type and a wrong import use: reported while typing, nothing saved yet.
+      await setSource(
+        page,
+        'import { price } from "units";\nexport default async function (ctx: Context) {\n  const total: string = price("3");\n  return { statusCode: 200, body: { total } };\n}\n',
+      );
+      const box = page.getByTestId("type-errors");
+      await box.waitFor();
+      await expect.poll(() => box.textContent()).toContain("2 type errors");
+      expect(await box.textContent()).toMatch(/Line 3, column \d+: .*'string'/);
+      await page.locator(".cm-lintRange-error").first().waitFor();
+      await shot(page, `02-type-errors-${viewport.width}`);
+      // Fixed: the list goes away without a save.
+      await setSource(
+        page,
+        'import { price } from "units";\nexport default async function (ctx: Context) {\n  const total: number = price(3);\n  return { statusCode: 200, body: { total } };\n}\n',
+      );
+      await box.waitFor({ state: "detached" });
+      expect(await page.getByRole("button", { name: "Create script" }).isVisible()).toBe(true);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  }, 120_000);
+
+  it("clears the draft-run result on save", async () => {
+    const made = (
+      await call("POST", "/api/v1/admin/scripts", {
+        app_id: appId,
+        name: "draft",
+        source: "export default () => ({ n: 1 });\n",
+      })
+    ).json();
+    const { page, errors } = await fx.openPage({ width: 1366, height: 900 });
+    await fx.logIn(page, origin);
+    await page.goto(`${origin}/admin/apps/${appId}/scripts/${made.id}`);
+    await page.getByRole("button", { name: "Run draft" }).click();
+    await page.getByTestId("run-result").locator("text=Status 200").waitFor();
+    await setSource(page, "export default () => ({ n: 2 });\n");
+    await page.getByRole("button", { name: "Save" }).click();
+    await page.getByText("version 2").waitFor();
+    await page.getByTestId("run-result").waitFor({ state: "detached" });
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
+  it("shows a failed run in the live tail with an error-coloured badge and expands it to the error and stack", async () => {
+    const bad = (
+      await call("POST", "/api/v1/admin/scripts", {
+        app_id: appId,
+        name: "crashy",
+        source: "export default () => {\n  const order = null;\n  return order.total;\n};\n",
+      })
+    ).json();
+    for (const viewport of VIEWPORTS) {
+      const { page, errors } = await fx.openPage(viewport);
+      await fx.logIn(page, origin);
+      await page.goto(`${origin}/admin/apps/${appId}/executions`);
+      await page.check('input[name="follow"]');
+      await page.getByTestId("tail-state").locator("text=following").waitFor();
+      expect((await call("GET", `/api/v1/execute/${bad.id}`)).statusCode).toBe(502);
+      const row = page.getByTestId("live-executions").locator("li.execution", { hasText: "crashy" }).first();
+      await row.waitFor({ timeout: 20_000 });
+      const badge = row.locator(".badge");
+      expect(await badge.textContent()).toBe("error");
+      // The seed's danger colour (#b42318) behind white text.
+      expect(
+        await badge.evaluate(
+          (el) =>
+            (
+              globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+            ).getComputedStyle(el).backgroundColor,
+        ),
+      ).toBe("rgb(180, 35, 24)");
+      expect(await row.locator(".error-line").textContent()).toContain("line 3");
+      await shot(page, `03-tail-collapsed-${viewport.width}`);
+      await row.locator("button.row-toggle").click();
+      expect(await row.getByTestId("execution-error").textContent()).toMatch(
+        /script_error at line 3, column \d+: TypeError/,
+      );
+      expect(await row.getByTestId("execution-stack").textContent()).toContain("crashy:3");
+      await shot(page, `04-tail-expanded-${viewport.width}`);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  }, 120_000);
+});
