@@ -92,6 +92,36 @@ describe("editor checks and the failed-run tail in Chromium", () => {
     }
   }, 120_000);
 
+  it("speaks German to a German browser, type errors and the tail included, and switches back", async () => {
+    const page = await fx.browser.newPage({ viewport: { width: 390, height: 844 }, locale: "de-DE" });
+    page.setDefaultTimeout(15_000);
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(e.message));
+    await page.goto(`${origin}/admin/`);
+    await page.getByRole("heading", { name: "Anmelden" }).waitFor();
+    await page.fill('input[name="username"]', ADMIN.username);
+    await page.fill('input[name="password"]', ADMIN.password);
+    await page.getByRole("button", { name: "Anmelden" }).click();
+    await page.getByRole("button", { name: "Abmelden" }).waitFor();
+    await page.goto(`${origin}/admin/apps/${appId}/scripts/new`);
+    await page.selectOption('select[name="language"]', "typescript");
+    await setSource(
+      page,
+      "export default async function (ctx: Context) {\n  const n: number = 'eins';\n  return n;\n}\n",
+    );
+    await expect.poll(() => page.getByTestId("type-errors").textContent()).toContain("1 Typfehler");
+    expect(await page.getByTestId("type-errors").textContent()).toContain("Zeile 2, Spalte");
+    await page.getByRole("button", { name: "Skript anlegen" }).waitFor();
+    await shot(page, "05-german-type-errors-390");
+    await page.goto(`${origin}/admin/apps/${appId}/executions`);
+    await page.getByRole("heading", { name: "Ausführungen" }).waitFor();
+    await page.getByText("Live mitlesen").waitFor();
+    await page.getByRole("button", { name: "Switch to English" }).click();
+    await page.getByRole("heading", { name: "Executions" }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 60_000);
+
   it("clears the draft-run result on save", async () => {
     const made = (
       await call("POST", "/api/v1/admin/scripts", {

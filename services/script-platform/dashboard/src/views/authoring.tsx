@@ -2,6 +2,7 @@ import { diffLines } from "diff";
 import { useState } from "preact/hooks";
 import { api, type Page, type Script } from "../api.js";
 import type { EditorHandle, SourceProblem } from "../editor.js";
+import { t } from "../i18n.js";
 import {
   ConfirmButton,
   Empty,
@@ -202,24 +203,24 @@ export function RunPanel({
     });
   };
   return (
-    <Section title="Run">
+    <Section title={t("run")}>
       <form class="stack" onSubmit={onRun} data-testid="run-panel">
         <div class="grid">
-          <Field label="Method">
+          <Field label={t("method")}>
             <select name="run_method" value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
               {["GET", "POST", "PUT", "PATCH", "DELETE"].map((m) => (
                 <option key={m}>{m}</option>
               ))}
             </select>
           </Field>
-          <Field label="Path">
+          <Field label={t("path")}>
             <input name="run_path" value={path} onInput={(e) => setPath(e.currentTarget.value)} />
           </Field>
-          <Field label="Query" hint="name=ann&x=1">
+          <Field label={t("query")} hint="name=ann&x=1">
             <input name="run_query" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
           </Field>
         </div>
-        <Field label="Headers (JSON)">
+        <Field label={t("headers_json")}>
           <textarea
             name="run_headers"
             rows={2}
@@ -229,7 +230,7 @@ export function RunPanel({
             onInput={(e) => setHeaders(e.currentTarget.value)}
           />
         </Field>
-        <Field label="Body" hint="JSON, or plain text">
+        <Field label={t("body")} hint={t("body_hint")}>
           <textarea
             name="run_body"
             rows={3}
@@ -239,40 +240,40 @@ export function RunPanel({
           />
         </Field>
         <label class="check">
-          <input type="checkbox" checked={fire} onChange={(e) => setFire(e.currentTarget.checked)} /> Fire
-          triggers from this run (kv, docs, files and pubsub writes)
+          <input type="checkbox" checked={fire} onChange={(e) => setFire(e.currentTarget.checked)} />{" "}
+          {t("fire_triggers")}
         </label>
         <button type="submit" class="primary" disabled={run.busy}>
-          {run.busy ? "Running…" : "Run draft"}
+          {run.busy ? t("running") : t("run_draft")}
         </button>
         <ErrorNote error={run.error} />
       </form>
       {result && (
         <div class="stack run-result" data-testid="run-result">
           <p>
-            <strong class={result.status < 400 ? "ok" : "bad"}>Status {result.status}</strong>{" "}
+            <strong class={result.status < 400 ? "ok" : "bad"}>{t("status_n", { n: result.status })}</strong>{" "}
             <span class="muted">· {result.duration_ms} ms</span>
           </p>
           {result.error && (
             <div class="error" role="alert" data-testid="run-error">
               <strong>{result.error.code}</strong>
               {typeof result.error.line === "number" &&
-                ` at line ${result.error.line}${result.error.column ? `, column ${result.error.column}` : ""}`}
+                `${t("at_line", { line: result.error.line })}${result.error.column ? t("column_n", { n: result.error.column }) : ""}`}
               : {result.error.message}
               {result.error.stack && <pre>{result.error.stack}</pre>}
             </div>
           )}
           <details>
-            <summary>Headers</summary>
+            <summary>{t("headers")}</summary>
             <pre>{JSON.stringify(result.headers, null, 2)}</pre>
           </details>
-          <h3>Body</h3>
+          <h3>{t("body")}</h3>
           <pre data-testid="run-body">
             {typeof result.body === "string" ? result.body : JSON.stringify(result.body, null, 2)}
           </pre>
-          <h3>Logs</h3>
+          <h3>{t("logs")}</h3>
           {result.logs.length === 0 ? (
-            <p class="muted">No logs.</p>
+            <p class="muted">{t("no_logs")}</p>
           ) : (
             <pre data-testid="run-logs">
               {result.logs.map((l) => `${l.level.padEnd(5)} ${l.message}`).join("\n")}
