@@ -25,17 +25,20 @@ export interface RouteView {
   method: string;
   dispatch_mode: "sync" | "async";
 }
-export interface TriggerView {
-  id: string;
-  kind: string;
-  script_id: string;
-  enabled: boolean;
+/** A trigger's kind-specific detail and retry policy, as the API reports them and platform.json holds them. */
+export interface TriggerDetail {
   retry?: { max_attempts: number; backoff_ms: number; max_backoff_ms: number };
   collection?: string;
   operations?: string[];
   topic?: string;
   schedule?: string;
   timezone?: string;
+}
+export interface TriggerView extends TriggerDetail {
+  id: string;
+  kind: string;
+  script_id: string;
+  enabled: boolean;
   has_inbound_secret?: boolean;
 }
 export interface AppView {

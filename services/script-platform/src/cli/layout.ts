@@ -1,4 +1,4 @@
-import type { RouteView, ScriptView, TriggerView } from "./client.js";
+import type { RouteView, ScriptView, TriggerDetail, TriggerView } from "./client.js";
 import { CliError } from "./errors.js";
 
 /**
@@ -25,17 +25,11 @@ export interface ScriptSpec {
   /** Absent: push leaves the script's routes alone. */
   routes?: RouteSpec[];
 }
-export interface TriggerSpec {
+export interface TriggerSpec extends TriggerDetail {
   kind: string;
   /** The target script's name. */
   script: string;
   enabled?: boolean;
-  retry?: { max_attempts: number; backoff_ms: number; max_backoff_ms: number };
-  collection?: string;
-  operations?: string[];
-  topic?: string;
-  schedule?: string;
-  timezone?: string;
   /** Email only; never pulled (the platform does not reveal it). */
   inbound_secret?: string;
 }

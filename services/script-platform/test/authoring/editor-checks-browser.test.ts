@@ -32,6 +32,9 @@ describe("editor checks and the failed-run tail in Chromium", () => {
       ...(payload ? { payload } : {}),
     });
 
+  const endpoint = async (name: string, source: string): Promise<{ id: string }> =>
+    (await call("POST", "/api/v1/admin/scripts", { app_id: appId, name, source })).json();
+
   beforeAll(async () => {
     fx = await startDashboard({ admin: ADMIN, artifacts: ARTIFACTS });
     origin = `http://localhost:${fx.port}`;
@@ -123,13 +126,7 @@ describe("editor checks and the failed-run tail in Chromium", () => {
   }, 60_000);
 
   it("clears the draft-run result on save", async () => {
-    const made = (
-      await call("POST", "/api/v1/admin/scripts", {
-        app_id: appId,
-        name: "draft",
-        source: "export default () => ({ n: 1 });\n",
-      })
-    ).json();
+    const made = await endpoint("draft", "export default () => ({ n: 1 });\n");
     const { page, errors } = await fx.openPage({ width: 1366, height: 900 });
     await fx.logIn(page, origin);
     await page.goto(`${origin}/admin/apps/${appId}/scripts/${made.id}`);
@@ -144,13 +141,10 @@ describe("editor checks and the failed-run tail in Chromium", () => {
   }, 60_000);
 
   it("shows a failed run in the live tail with an error-coloured badge and expands it to the error and stack", async () => {
-    const bad = (
-      await call("POST", "/api/v1/admin/scripts", {
-        app_id: appId,
-        name: "crashy",
-        source: "export default () => {\n  const order = null;\n  return order.total;\n};\n",
-      })
-    ).json();
+    const bad = await endpoint(
+      "crashy",
+      "export default () => {\n  const order = null;\n  return order.total;\n};\n",
+    );
     for (const viewport of VIEWPORTS) {
       const { page, errors } = await fx.openPage(viewport);
       await fx.logIn(page, origin);
