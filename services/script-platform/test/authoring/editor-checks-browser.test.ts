@@ -119,8 +119,15 @@ describe("editor checks and the failed-run tail in Chromium", () => {
     await page.goto(`${origin}/admin/apps/${appId}/executions`);
     await page.getByRole("heading", { name: "Ausführungen" }).waitFor();
     await page.getByText("Live mitlesen").waitFor();
+    await page.goto(`${origin}/admin/apps/${appId}/triggers`);
+    await page.getByRole("heading", { name: "Neuer Trigger" }).waitFor();
+    // The app has only a module so far: the form asks for an endpoint first.
+    await page.getByText("Legen Sie zuerst ein Endpoint-Skript an").waitFor();
+    await shot(page, "06-german-triggers-390");
+    await page.goto(`${origin}/admin/apps/${appId}`);
+    await page.getByRole("button", { name: "Domain hinzufügen" }).waitFor();
     await page.getByRole("button", { name: "Switch to English" }).click();
-    await page.getByRole("heading", { name: "Executions" }).waitFor();
+    await page.getByRole("button", { name: "Add domain" }).waitFor();
     expect(errors).toEqual([]);
     await page.close();
   }, 60_000);

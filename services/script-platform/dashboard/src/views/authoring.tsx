@@ -83,14 +83,14 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
   const view = useAction();
   const restore = useAction();
   return (
-    <Section title="Versions">
+    <Section title={t("versions")}>
       <ErrorNote error={versions.error} />
-      {versions.data && versions.data.items.length === 0 && <Empty>No versions yet.</Empty>}
+      {versions.data && versions.data.items.length === 0 && <Empty>{t("no_versions")}</Empty>}
       <ul class="list versions" data-testid="versions">
         {versions.data?.items.map((v) => (
           <li key={v.version} class="row">
             <strong>v{v.version}</strong>
-            {v.version === script.version && <span class="badge">current</span>}
+            {v.version === script.version && <span class="badge">{t("current")}</span>}
             <span class="muted">
               {formatTime(v.created_at)} · {v.created_by ?? "—"} · {v.language} · {v.size} B
             </span>
@@ -103,7 +103,7 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
                 )
               }
             >
-              View v{v.version}
+              {t("view_version", { n: v.version })}
             </button>
           </li>
         ))}
@@ -111,15 +111,13 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
       <ErrorNote error={view.error} />
       {open && (
         <div class="stack" data-testid="version-detail">
-          <h3>
-            Version {open.version} compared with the current source (v{script.version})
-          </h3>
+          <h3>{t("version_compared", { n: open.version, current: script.version ?? "?" })}</h3>
           <DiffView from={script.source} to={open.source} />
           <div class="row">
             {open.version !== script.version && (
               <ConfirmButton
-                label={`Restore v${open.version}`}
-                confirm={`Save version ${open.version}'s source as a new version?`}
+                label={t("restore_version", { n: open.version })}
+                confirm={t("restore_confirm", { n: open.version })}
                 disabled={restore.busy}
                 onConfirm={() =>
                   restore.run(async () => {
@@ -131,7 +129,7 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
               />
             )}
             <button type="button" onClick={() => setOpen(null)}>
-              Close
+              {t("close")}
             </button>
           </div>
           <ErrorNote error={restore.error} />
@@ -145,7 +143,7 @@ function pairs(text: string, label: string): Record<string, string> | undefined 
   const v = parseJsonField(label, text);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v) || Object.values(v).some((x) => typeof x !== "string"))
-    throw new Error(`${label} must be a JSON object of strings.`);
+    throw new Error(t("json_object_of_strings", { label }));
   return v as Record<string, string>;
 }
 
@@ -177,7 +175,7 @@ export function RunPanel({
       const request: Record<string, unknown> = { method, path };
       const q = new URLSearchParams(query.replace(/^\?/, ""));
       if ([...q.keys()].length > 0) request.query = Object.fromEntries(q);
-      const h = pairs(headers, "Headers");
+      const h = pairs(headers, t("headers"));
       if (h) request.headers = h;
       if (body.trim() !== "") {
         try {

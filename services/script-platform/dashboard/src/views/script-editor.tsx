@@ -122,7 +122,7 @@ function ScriptForm({
         language,
         source: editor.current?.value() ?? "",
         description,
-        sandbox: parseJsonField("Sandbox overrides", sandbox) ?? {},
+        sandbox: parseJsonField(t("sandbox"), sandbox) ?? {},
       };
       if (timeout.trim() !== "") body.timeout_seconds = Number(timeout);
       try {
