@@ -89,29 +89,28 @@ export function tsCompletions(ts: TsClient, typescript: () => boolean, fallback:
       .request({ type: "complete", source, typescript: typescript(), pos: context.pos })
       .catch(() => ({ id: 0, type: "failed", message: "" }));
     const model = fallback();
-    if (reply.type !== "completions" || (reply.member && reply.items.length === 0))
+    // "warning" entries are every identifier of a JavaScript file, typed or not: noise after a `.`.
+    const items = reply.type === "completions" ? reply.items.filter((item) => item.kind !== "warning") : [];
+    if (reply.type !== "completions" || (reply.member && items.length === 0))
       return model ? sdkCompletions(model)(context) : null;
     if (context.aborted) return null;
-    // "warning" entries are every identifier of a JavaScript file, typed or not: noise after a `.`.
-    const options: Completion[] = reply.items
-      .filter((item) => item.kind !== "warning")
-      .map((item) => ({
-        label: item.name,
-        type: KIND_TYPES[item.kind] ?? "text",
-        ...(item.kind === "method" || item.kind === "function" ? { apply: `${item.name}(` } : {}),
-        info: async () => {
-          const d = await ts.request({
-            type: "detail",
-            source,
-            typescript: typescript(),
-            pos: context.pos,
-            name: item.name,
-            entrySource: item.source,
-          });
-          if (d.type !== "detail" || !d.signature) return null;
-          return infoOf({ signature: d.signature, doc: d.doc })();
-        },
-      }));
+    const options: Completion[] = items.map((item) => ({
+      label: item.name,
+      type: KIND_TYPES[item.kind] ?? "text",
+      ...(item.kind === "method" || item.kind === "function" ? { apply: `${item.name}(` } : {}),
+      info: async () => {
+        const d = await ts.request({
+          type: "detail",
+          source,
+          typescript: typescript(),
+          pos: context.pos,
+          name: item.name,
+          entrySource: item.source,
+        });
+        if (d.type !== "detail" || !d.signature) return null;
+        return infoOf({ signature: d.signature, doc: d.doc })();
+      },
+    }));
     return { from, options, validFor: /^[\w$]*$/ };
   };
 }

@@ -71,6 +71,28 @@ describe("editor checks and the failed-run tail in Chromium", () => {
           .waitFor();
       await shot(page, `01-local-completion-${viewport.width}`);
       await page.keyboard.press("Escape");
+      // JavaScript: an unannotated ctx is `any` to the compiler, so the SDK model answers.
+      await page.selectOption('select[name="language"]', "javascript");
+      await setSource(page, "export default async function (ctx) {\n  ctx.");
+      await page.keyboard.press("Control+Space");
+      await list
+        .locator("li", { hasText: /^request/ })
+        .first()
+        .waitFor();
+      await page.keyboard.press("Escape");
+      // ...and a JavaScript local still gets its inferred members.
+      await setSource(
+        page,
+        'export default async function (ctx) {\n  const d = docs.collection("orders");\n  d.',
+      );
+      await page.keyboard.press("Control+Space");
+      await list
+        .locator("li", { hasText: /^patch/ })
+        .first()
+        .waitFor();
+      expect(await list.locator("li", { hasText: /^ctx$/ }).count()).toBe(0);
+      await page.keyboard.press("Escape");
+      await page.selectOption('select[name="language"]', "typescript");
 
       // A wrong argument type and a wrong import use: reported while typing, nothing saved yet.
       await setSource(
