@@ -94,9 +94,13 @@ export function planPush(local: LocalScript[], manifest: Manifest, remote: Remot
     }
     if (Object.keys(body).length > 0) {
       const what = [body.source !== undefined ? "source" : null, ...notes].filter(Boolean).join(", ");
+      // The platform counts a new version only for source, language or sandbox changes.
+      const versioned =
+        body.source !== undefined || body.language !== undefined || body.sandbox !== undefined;
+      const version = versioned ? `v${r.version ?? "?"} → v${(r.version ?? 0) + 1}` : `v${r.version ?? "?"}`;
       steps.push({
         op: "update-script",
-        summary: `~ script ${l.name} (v${r.version ?? "?"} → v${(r.version ?? 0) + 1}): ${what}`,
+        summary: `~ script ${l.name} (${version}): ${what}`,
         diff: body.source !== undefined ? patch(l.file, r.source, l.source) : "",
         kind: l.kind,
         id: r.id,

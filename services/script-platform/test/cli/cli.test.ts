@@ -183,6 +183,7 @@ describe("platform CLI against a running platform", () => {
       routes: [{ method: "POST", path: "/stock" }],
     };
     manifest.triggers[0].enabled = false;
+    manifest.scripts.audit.description = "Audits orders";
     await writeFile(join(dir, "platform.json"), JSON.stringify(manifest, null, 2));
 
     const dry = await cli(["push", "shop", dir, "--dry-run"]);
@@ -193,12 +194,13 @@ describe("platform CLI against a running platform", () => {
     expect(dry.out).toContain("+ script stock (endpoint, typescript) from stock.ts");
     expect(dry.out).toContain("+ route POST /stock → stock");
     expect(dry.out).toContain("~ trigger kv orders [set] → audit: disabled");
+    expect(dry.out).toContain('~ script audit (v1): description "" → "Audits orders"');
     expect(dry.out).not.toContain("script units");
-    expect(dry.err).toContain("Dry run: 4 change(s) not pushed.");
+    expect(dry.err).toContain("Dry run: 5 change(s) not pushed.");
     expect((await h.call("GET", `/api/v1/admin/scripts/${price.id}`)).json().version).toBe(1);
 
     const pushed = await cli(["push", "shop", dir]);
-    expect([pushed.code, pushed.err]).toEqual([0, "Pushed 4 change(s) to shop.\n"]);
+    expect([pushed.code, pushed.err]).toEqual([0, "Pushed 5 change(s) to shop.\n"]);
     const after = (await h.call("GET", `/api/v1/admin/scripts?app_id=${app.id}`)).json().items as Array<{
       id: string;
       name: string;
