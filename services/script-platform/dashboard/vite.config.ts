@@ -34,7 +34,16 @@ function tsLibs(): Plugin {
 export default defineConfig({
   base: "/admin/",
   plugins: [preact({ devToolsEnabled: false, prefreshEnabled: false }), tsLibs()],
-  resolve: { alias: { "ts-service": tsEntry } },
+  resolve: {
+    alias: [
+      // `?url` stays on: the messages are an asset fetched only by a German dashboard.
+      {
+        find: /^ts-service-de(\?.*)?$/,
+        replacement: `${join(tsLib, "de", "diagnosticMessages.generated.json")}$1`,
+      },
+      { find: /^ts-service$/, replacement: tsEntry },
+    ],
+  },
   worker: { format: "es", plugins: () => [tsLibs()] },
   build: {
     outDir: "dist",

@@ -1,4 +1,5 @@
 import { allScripts } from "./api.js";
+import { lang } from "./i18n.js";
 import type { ModuleSource, TsReply, TsRequest } from "./ts-protocol.js";
 
 type Body<T> = T extends unknown ? Omit<T, "id"> : never;
@@ -27,7 +28,7 @@ export class TsClient {
       )
       .catch(() => []);
     this.ready = Promise.all([sdk, modules]).then(([text, mods]) =>
-      this.send({ type: "setup", sdk: text, modules: mods }),
+      this.send({ type: "setup", sdk: text, modules: mods, lang }),
     );
   }
 

@@ -4,3 +4,9 @@ declare module "virtual:ts-libs" {
   const libs: Record<string, string>;
   export default libs;
 }
+
+// The compiler's German messages as an asset URL (vite.config.ts alias).
+declare module "ts-service-de?url" {
+  const url: string;
+  export default url;
+}

@@ -6,7 +6,7 @@ export interface ModuleSource {
 }
 
 export type TsRequest =
-  | { id: number; type: "setup"; sdk: string; modules: ModuleSource[] }
+  | { id: number; type: "setup"; sdk: string; modules: ModuleSource[]; lang: "en" | "de" }
   | { id: number; type: "diagnose"; source: string; typescript: boolean }
   | { id: number; type: "complete"; source: string; typescript: boolean; pos: number }
   | {

@@ -5,6 +5,7 @@
  * thread; the page talks to it through ts-client.ts.
  */
 
+import germanMessages from "ts-service-de?url";
 import libs from "virtual:ts-libs";
 import ts from "ts-service";
 import type { TsReply, TsRequest } from "./ts-protocol.js";
@@ -123,11 +124,25 @@ function sync(source: string, typescript: boolean) {
 }
 
 const scope = self as unknown as {
-  onmessage: ((e: MessageEvent<TsRequest>) => void) | null;
+  onmessage: ((e: MessageEvent<TsRequest>) => Promise<void>) | null;
   postMessage(m: TsReply): void;
 };
-scope.onmessage = (e) => {
+/** The compiler's own messages in German (its translation, fetched only for a German dashboard). */
+async function useGerman(): Promise<void> {
+  const text = await fetch(germanMessages).then((r) => (r.ok ? r.text() : null));
+  if (!text) return;
+  const file = "/ts/de/diagnosticMessages.generated.json";
+  ts.validateLocaleAndSetLanguage("de", {
+    getExecutingFilePath: () => "/ts/typescript.js",
+    resolvePath: (path) => path,
+    fileExists: (path) => path === file,
+    readFile: (path) => (path === file ? text : undefined),
+  });
+}
+
+scope.onmessage = async (e) => {
   try {
+    if (e.data.type === "setup" && e.data.lang === "de") await useGerman().catch(() => {});
     scope.postMessage(handle(e.data));
   } catch (err) {
     scope.postMessage({ id: e.data.id, type: "failed", message: String((err as Error)?.message ?? err) });

@@ -136,6 +136,8 @@ describe("editor checks and the failed-run tail in Chromium", () => {
     );
     await expect.poll(() => page.getByTestId("type-errors").textContent()).toContain("1 Typfehler");
     expect(await page.getByTestId("type-errors").textContent()).toContain("Zeile 2, Spalte");
+    // The compiler's own message in its German translation.
+    expect(await page.getByTestId("type-errors").textContent()).toContain("nicht zugewiesen werden");
     await page.getByRole("button", { name: "Skript anlegen" }).waitFor();
     await shot(page, "05-german-type-errors-390");
     await page.goto(`${origin}/admin/apps/${appId}/executions`);
