@@ -137,7 +137,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     expect(grow.statusCode).toBe(507);
     expect(grow.json().error.code).toMatch(/^(size_limit|operation_limit)$/);
     await runtime().dispatcher.idle();
-    const items = (await h.call("GET", `/api/v1/admin/apps/${apps.calm}/executions?status=failed`)).json()
+    const items = (await h.call("GET", `/api/v1/admin/apps/${apps.calm}/executions?status=error`)).json()
       .items as { script_id: string; error: Record<string, unknown>; instance_id: string }[];
     const rec = items.find((x) => x.error.message === "TypeError: cannot read property 'field' of null");
     expect(rec?.error).toMatchObject({ code: "script_error", line: 3, column: 11 });
