@@ -26,6 +26,8 @@ export interface GalleryContext {
   limiter: RateLimiter;
   bus: EventBus;
   disk: DiskProbe;
+  /** This instance's owner id for temp files (uploads/temp-owners.ts). */
+  tempOwner: string;
 }
 
 /** Runtime configuration (config table over the contract's allowlist defaults). */
