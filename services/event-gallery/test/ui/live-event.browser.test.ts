@@ -41,7 +41,7 @@ describe("live event pages in the browser", () => {
   /** A page signed in as `token` (the web app keeps a guest's session in localStorage). */
   const signedIn = async (viewport: { width: number; height: number }, locale: string, token: string) => {
     const page = await g.newPage(viewport, locale);
-    await page.addInitScript((t) => localStorage.setItem("gallery.token", t), token);
+    await page.addInitScript(`localStorage.setItem("gallery.token", ${JSON.stringify(token)})`);
     return page;
   };
 
@@ -63,7 +63,7 @@ describe("live event pages in the browser", () => {
         const res = await page.goto(`${g.base}${route}`);
         expect(res?.status(), route).toBe(200);
         expect(res?.headers()["content-type"], route).toMatch(/^text\/html/);
-        await page.waitForFunction(() => (document.getElementById("app")?.childElementCount ?? 0) > 0);
+        await page.waitForFunction('(document.getElementById("app")?.childElementCount ?? 0) > 0');
         expect(await page.textContent("body"), route).not.toContain("not_found");
       }
       // The card as a bookmark, and after a reload.
@@ -111,14 +111,19 @@ describe("live event pages in the browser", () => {
         await page.goto(g.base);
         const notice = page.locator("[data-testid=banned-notice]");
         await notice.waitFor();
-        expect(await notice.evaluate((el) => getComputedStyle(el).color)).toBe("rgb(255, 181, 71)");
+        expect(
+          await page.evaluate(
+            'getComputedStyle(document.querySelector("[data-testid=banned-notice]")).color',
+          ),
+        ).toBe("rgb(255, 181, 71)");
         const brand = page.locator("header.top .brand");
         expect(await brand.textContent()).toBe(LONG_NAME);
         // Not cut: no overflow hidden behind an ellipsis, and the whole box on screen.
-        const fits = await brand.evaluate((el) => {
+        const fits = await page.evaluate(`(() => {
+          const el = document.querySelector("header.top .brand");
           const r = el.getBoundingClientRect();
           return el.scrollWidth <= el.clientWidth + 1 && r.left >= 0 && r.right <= innerWidth + 0.5;
-        });
+        })()`);
         expect(fits, `${viewport.width} ${locale}`).toBe(true);
         await g.shot(page, `live-banned-long-name-${viewport.width}-${locale}`);
       }
