@@ -2,9 +2,7 @@ import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
-import { listUploaders, readDelta, readFeed } from "../../feed/feed.js";
-import { likedReader } from "../../feed/liked-batch.js";
-import { FeedPageCache } from "../../feed/page-cache.js";
+import { createFeedCaches, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
 import { readMine } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
 import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
@@ -17,9 +15,9 @@ const DeltaQuery = z.object({ limit: q, cursor: q });
 /** GET /feed, /feed/delta, /uploaders. */
 export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
   const api = typed(app);
-  // This app's feed pages (one cache per app instance, checked against the database's stamp).
-  const pages = new FeedPageCache();
-  const likes = likedReader(ctx.database.reader);
+  // This app's feed pages, deltas and overlay sources (one set per app instance, checked against
+  // the database's stamps).
+  const caches = createFeedCaches(ctx.database.reader);
   api.get(
     "/feed",
     {
@@ -33,7 +31,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
       if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
-      const json = await readFeed(ctx, req.principal, req.query, pages, likes);
+      const json = await readFeed(ctx, req.principal, req.query, caches);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
@@ -44,7 +42,11 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
       config: auth.user,
       schema: { querystring: DeltaQuery, response: { 200: Delta, ...errors(401, 422, 429) } },
     },
-    async (req) => readDelta(ctx, req.principal, req.query),
+    async (req, reply) => {
+      // JSON bytes built from a cached template, like /feed.
+      const json = await readDelta(ctx, req.principal, req.query, caches);
+      return reply.type("application/json; charset=utf-8").send(json as never);
+    },
   );
 
   api.get(
