@@ -191,6 +191,21 @@ export interface TicketsTable {
   expires_at: number;
 }
 
+/** A guestbook message (migration 011): text and/or a voice recording stored under media/. */
+export interface GuestbookEntriesTable {
+  id: string;
+  user_id: string;
+  text: Generated<string>;
+  voice_path: string | null;
+  voice_mime: string | null;
+  voice_size_bytes: number | null;
+  voice_duration_s: number | null;
+  approval: Generated<"approved" | "pending">;
+  created_at: string;
+  deleted_at: string | null;
+  deleted_by: "owner" | "host" | null;
+}
+
 /** One row (id 1): bumped by trigger on every write a feed page can show (migration 010). */
 export interface FeedStampTable {
   id: number;
@@ -214,4 +229,5 @@ export interface GalleryDB {
   tickets: TicketsTable;
   resumable_uploads: ResumableUploadsTable;
   feed_stamp: FeedStampTable;
+  guestbook_entries: GuestbookEntriesTable;
 }
