@@ -1,0 +1,131 @@
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  adminLogin,
+  axeCheck,
+  type BrowserGallery,
+  joinAs,
+  LAPTOP,
+  PHONE,
+  startBrowserGallery,
+} from "./browser-kit.js";
+
+/**
+ * Issue 27 part B in Chromium, at a phone (390×844) and a laptop (1366×900), in English and
+ * German: the guestbook tab (text, a voice message recorded with MediaRecorder from Chromium's
+ * fake microphone, live updates to another guest, host takedown). Screenshots land in
+ * .test-artifacts/live-*.png.
+ */
+const PASSWORD = "live admin password";
+
+describe("live event in a browser", () => {
+  let g: BrowserGallery;
+  let adminToken: string;
+
+  const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const res = await fetch(`${g.base}/api/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { "content-type": "application/json" } : {}) },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+    return res.status === 204 ? null : res.json();
+  };
+  const setConfig = (patch: Record<string, unknown>) => call("PATCH", "/admin/config", adminToken, patch);
+  const shot = (page: Page, name: string, fullPage = false) => g.shot(page, `live-${name}`, fullPage);
+  const tokenOf = (page: Page) => page.evaluate(() => localStorage.getItem("gallery.token") as string);
+
+  beforeAll(async () => {
+    g = await startBrowserGallery("live", { GALLERY_ADMIN_PASSWORD: PASSWORD }, [
+      "--use-fake-ui-for-media-stream",
+      "--use-fake-device-for-media-stream",
+    ]);
+    const res = await fetch(`${g.base}/api/v1/admin/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ password: PASSWORD }),
+    });
+    adminToken = ((await res.json()) as { token: string }).token;
+  }, 120_000);
+  afterAll(async () => {
+    await g?.close();
+  });
+
+  it("guestbook: text and a recorded voice message, live to another guest, removed by a host", {
+    timeout: 180_000,
+  }, async () => {
+    await setConfig({ guestbook_voice: true });
+    // ---- Ann on a phone, in English.
+    const ann = await g.newPage(PHONE);
+    await joinAs(g, ann, "Ann");
+    await ann.click("[data-testid=tab-guestbook]");
+    await ann.waitForSelector("[data-testid=gb-form]");
+    expect(ann.url()).toMatch(/#guestbook$/);
+    await expect.poll(() => ann.textContent(".empty")).toContain("No messages yet");
+
+    // ---- Ben on a laptop, in German, with the guestbook open before Ann writes.
+    const ben = await g.newPage(LAPTOP, "de-DE");
+    await joinAs(g, ben, "Ben");
+    await ben.click("[data-testid=tab-guestbook]");
+    await ben.waitForSelector("[data-testid=gb-form]");
+    expect(await ben.textContent("[data-testid=tab-guestbook]")).toBe("Gästebuch");
+
+    await ann.fill("[data-testid=gb-text]", "Congratulations, you two! 🥂");
+    await ann.click("[data-testid=gb-send]");
+    await ann.waitForSelector(".gb-entry >> text=Congratulations, you two!");
+    expect(await ann.textContent("[role=status]")).toContain("Thank you");
+    // Live: Ben's open page shows it without a reload.
+    await ben.waitForSelector(".gb-entry >> text=Congratulations, you two!", { timeout: 15_000 });
+
+    // A voice message from the fake microphone: record, listen back, send.
+    await ann.click("[data-testid=gb-record]");
+    await ann.waitForSelector("[data-testid=gb-stop]");
+    await ann.waitForTimeout(2_500);
+    await shot(ann, "guestbook-recording-phone-en");
+    await ann.click("[data-testid=gb-stop]");
+    await ann.waitForSelector("[data-testid=gb-preview]");
+    await ann.fill("[data-testid=gb-text]", "And a song for you");
+    await ann.click("[data-testid=gb-send]");
+    await ann.waitForSelector(".gb-entry audio");
+    const voiceUrl = await ann.getAttribute(".gb-entry audio", "src");
+    expect(voiceUrl).toMatch(/^\/api\/v1\/guestbook\/[0-9a-f-]+\/voice\?t=/);
+    const voice = await ann.evaluate(async (u) => {
+      const r = await fetch(u as string);
+      return {
+        status: r.status,
+        type: r.headers.get("content-type"),
+        size: (await r.arrayBuffer()).byteLength,
+      };
+    }, voiceUrl);
+    expect(voice.status).toBe(200);
+    expect(voice.type).toMatch(/^audio\//);
+    expect(voice.size).toBeGreaterThan(1000);
+    await ben.waitForSelector(".gb-entry audio", { timeout: 15_000 });
+    await shot(ann, "guestbook-phone-en", true);
+    await shot(ben, "guestbook-laptop-de", true);
+    await axeCheck(ann, "guestbook phone");
+
+    // ---- A host (the admin) removes Ann's first message; it disappears from Ben's page live.
+    const annToken = await tokenOf(ann);
+    const list = (await call("GET", "/guestbook", annToken)) as { items: { id: string; text: string }[] };
+    const first = list.items.find((i) => i.text.startsWith("Congratulations"));
+    expect(first).toBeDefined();
+    const host = await g.newPage(LAPTOP);
+    await adminLogin(g, host, PASSWORD);
+    await host.goto(`${g.base}/#guestbook`);
+    await host.waitForSelector(`.gb-entry[data-id="${first?.id}"] .danger-text`);
+    await shot(host, "guestbook-host-laptop-en");
+    await host.click(`.gb-entry[data-id="${first?.id}"] .danger-text`);
+    await expect.poll(() => ben.locator(`.gb-entry[data-id="${first?.id}"]`).count()).toBe(0);
+    expect(g.dialogs.at(-1)).toContain("Remove this message");
+
+    // ---- German phone: the tab and the form read in German.
+    const cara = await g.newPage(PHONE, "de-DE");
+    await joinAs(g, cara, "Cara");
+    await cara.click("[data-testid=tab-guestbook]");
+    await cara.waitForSelector(".gb-entry audio");
+    expect(await cara.textContent("[data-testid=gb-form] label")).toContain("Hinterlasse eine Nachricht");
+    expect(await cara.textContent("[data-testid=gb-record]")).toContain("Sprachnachricht aufnehmen");
+    await shot(cara, "guestbook-phone-de", true);
+    await setConfig({ guestbook_voice: false });
+  });
+});
