@@ -32,7 +32,7 @@ describe("live event in a browser", () => {
   };
   const setConfig = (patch: Record<string, unknown>) => call("PATCH", "/admin/config", adminToken, patch);
   const shot = (page: Page, name: string, fullPage = false) => g.shot(page, `live-${name}`, fullPage);
-  const tokenOf = (page: Page) => page.evaluate(() => localStorage.getItem("gallery.token") as string);
+  const tokenOf = (page: Page) => page.evaluate('localStorage.getItem("gallery.token")') as Promise<string>;
 
   beforeAll(async () => {
     g = await startBrowserGallery("live", { GALLERY_ADMIN_PASSWORD: PASSWORD }, [
