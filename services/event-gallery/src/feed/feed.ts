@@ -58,6 +58,8 @@ async function viewerOf(ctx: GalleryContext, user: AuthedUser) {
 }
 
 const deltaCursorAt = (nowMs: number) => encode([toIso(nowMs - DELTA_SETTLE_MS), ""]);
+/** A delta cursor from the server clock, for pages built outside readFeed. */
+export const deltaCursorNow = (ctx: Pick<GalleryContext, "clock">) => deltaCursorAt(ctx.clock.now());
 
 /**
  * GET /feed: newest first, keyset on (created_at, id), filters AND-ed. Answers the page as JSON

@@ -2,9 +2,10 @@ import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
-import { listUploaders, readDelta, readFeed } from "../../feed/feed.js";
+import { deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
 import { likedReader } from "../../feed/liked-batch.js";
 import { FeedPageCache } from "../../feed/page-cache.js";
+import { restrictedToOwn } from "../../feed/upload-only.js";
 import { readMine } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
 import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
@@ -32,6 +33,9 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
     async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
       if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
+      // Upload-only mode: a guest's feed is their own uploads (with a delta cursor like /feed's).
+      if (await restrictedToOwn(ctx, req.principal))
+        return { ...(await readMine(ctx, req.principal, req.query)), delta_cursor: deltaCursorNow(ctx) };
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
       const json = await readFeed(ctx, req.principal, req.query, pages, likes);
       return reply.type("application/json; charset=utf-8").send(json as never);
@@ -44,12 +48,21 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
       config: auth.user,
       schema: { querystring: DeltaQuery, response: { 200: Delta, ...errors(401, 422, 429) } },
     },
-    async (req) => readDelta(ctx, req.principal, req.query),
+    async (req) => {
+      const delta = await readDelta(ctx, req.principal, req.query);
+      if (!(await restrictedToOwn(ctx, req.principal))) return delta;
+      const own = (i: { uploader: { id: string } }) => i.uploader.id === req.principal.id;
+      return { ...delta, items: delta.items.filter(own), changes: delta.changes.filter(own) };
+    },
   );
 
   api.get(
     "/uploaders",
     { config: auth.user, schema: { response: { 200: Uploaders, ...errors(401) } } },
-    async () => listUploaders(ctx),
+    async (req) => {
+      const list = await listUploaders(ctx);
+      if (!(await restrictedToOwn(ctx, req.principal))) return list;
+      return { uploaders: list.uploaders.filter((u) => u.id === req.principal.id) };
+    },
   );
 }
