@@ -23,6 +23,13 @@ const en = {
   // Guestbook, upload-only mode, favourites and highlights (issue 27).
   tab_photos: "Photos",
   guestbook: "Guestbook",
+  cfg_upload_only: "Upload-only until the release",
+  cfg_upload_only_help:
+    "Guests see only their own uploads until the gallery is released; hosts and the slideshow they run see everything.",
+  cfg_guestbook_enabled: "Guestbook",
+  cfg_guestbook_enabled_help: "Guests can leave written messages beside the photos.",
+  cfg_guestbook_voice: "Voice messages in the guestbook",
+  cfg_guestbook_voice_help: "Guests can also record a voice message of up to 60 seconds.",
   upload_only_notice:
     "Upload-only until the hosts release the gallery: you see your own photos and videos now, everyone's after the release.",
   gb_write: "Leave a message for the couple and everyone",
@@ -272,6 +279,13 @@ const de: Dict = {
   // Gästebuch, Nur-Hochladen-Modus, Favoriten und Highlights (Issue 27).
   tab_photos: "Fotos",
   guestbook: "Gästebuch",
+  cfg_upload_only: "Nur Hochladen bis zur Freigabe",
+  cfg_upload_only_help:
+    "Gäste sehen bis zur Freigabe der Galerie nur ihre eigenen Uploads; Gastgeber und die Diashow, die sie laufen lassen, sehen alles.",
+  cfg_guestbook_enabled: "Gästebuch",
+  cfg_guestbook_enabled_help: "Gäste können neben den Fotos Nachrichten hinterlassen.",
+  cfg_guestbook_voice: "Sprachnachrichten im Gästebuch",
+  cfg_guestbook_voice_help: "Gäste können auch eine Sprachnachricht von bis zu 60 Sekunden aufnehmen.",
   upload_only_notice:
     "Nur Hochladen, bis die Gastgeber die Galerie freigeben: Jetzt siehst du deine eigenen Fotos und Videos, nach der Freigabe die von allen.",
   gb_write: "Hinterlasse eine Nachricht für das Paar und alle",
