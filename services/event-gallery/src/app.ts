@@ -18,6 +18,7 @@ import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
 import { createExportWorker } from "./export/worker.js";
+import { FavoritesService } from "./favorites/service.js";
 import { GuestbookService } from "./guestbook/service.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerGalleryMetrics } from "./http/metrics.js";
@@ -26,6 +27,7 @@ import { registerAdminRoutes } from "./http/routes/admin.js";
 import { registerBrandingRoutes } from "./http/routes/branding.js";
 import { registerEventRoutes } from "./http/routes/event.js";
 import { registerExportRoutes } from "./http/routes/export.js";
+import { registerFavoritesRoutes } from "./http/routes/favorites.js";
 import { registerFeedRoutes } from "./http/routes/feed.js";
 import { registerGuestbookRoutes } from "./http/routes/guestbook.js";
 import { registerHostRoutes } from "./http/routes/host.js";
@@ -140,7 +142,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerUploadRoutes(api, ctx);
         registerResumableRoutes(api, ctx);
         registerMediaRoutes(api, ctx);
-        registerFeedRoutes(api, ctx);
+        const favorites = new FavoritesService(ctx);
+        registerFavoritesRoutes(api, ctx, favorites);
+        registerFeedRoutes(api, ctx, favorites);
         registerEventRoutes(api, ctx, exportWorker);
         registerExportRoutes(api, ctx, exportWorker);
       },

@@ -17,6 +17,8 @@ export type AuditAction =
   | "approve_upload"
   | "remove_guestbook_entry"
   | "approve_guestbook_entry"
+  | "highlight_upload"
+  | "unhighlight_upload"
   | `event.${"lock" | "unlock" | "release" | "reopen"}`;
 
 export async function recordAudit(

@@ -101,6 +101,15 @@ export interface UploadsTable {
   changed_at: GeneratedAlways<string>;
   /** Pre-moderation (migration 007): pending rows are seen by their uploader and hosts only. */
   approval: Generated<"approved" | "pending">;
+  /** A host's highlight (migration 012); null when not highlighted. */
+  highlighted_at: Generated<string | null>;
+}
+
+/** A guest's private star on an upload (migration 012). */
+export interface FavoritesTable {
+  user_id: string;
+  upload_id: string;
+  created_at: string;
 }
 
 /** A resumable (tus) upload key (migration 006). */
@@ -230,4 +239,5 @@ export interface GalleryDB {
   resumable_uploads: ResumableUploadsTable;
   feed_stamp: FeedStampTable;
   guestbook_entries: GuestbookEntriesTable;
+  favorites: FavoritesTable;
 }

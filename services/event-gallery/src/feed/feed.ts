@@ -126,8 +126,10 @@ export async function readFeed(
     liked = await (likes ? likes(user.id, page.ids) : repo.likedAmong(reader, user.id, page.ids));
     pages?.setLiked(stamp, user.id, key, liked);
   }
+  // Favourites are private and change no page: read per request (one primary-key range read).
+  const favorited = await repo.favoritedAmong(reader, user.id, page.ids);
   const token = await ctx.auth.mediaToken(user);
-  return page.render(encodeURIComponent(token), liked, deltaCursor);
+  return page.render(encodeURIComponent(token), liked, deltaCursor, favorited);
 }
 
 /** A place in a change stream: (changed_at, id), the order of both change indexes. */

@@ -3,7 +3,7 @@ import { toFeedItem } from "./serialize.js";
 
 /**
  * A feed page as JSON text with holes for what differs between viewers: the media token of every
- * media URL and each item's `liked_by_me`, plus the request's `delta_cursor`. Everything else
+ * media URL and each item's `liked_by_me` and `favorited_by_me`, plus the request's `delta_cursor`. Everything else
  * (items, counts, paths, names, tags, next cursor) is the same for every viewer of the same
  * (filters, cursor, limit) while the feed stamp stays the same, so it is built and serialized once.
  */
@@ -38,7 +38,12 @@ export class PageTemplate {
    * The page for one viewer, as UTF-8 bytes. `token` must be URL-safe as it is (the caller
    * encodes it), and `deltaCursor` base64url: neither needs JSON escaping.
    */
-  render(token: string, liked: ReadonlySet<string>, deltaCursor: string): Buffer {
+  render(
+    token: string,
+    liked: ReadonlySet<string>,
+    deltaCursor: string,
+    favorited: ReadonlySet<string> = NONE,
+  ): Buffer {
     const tok = Buffer.from(token, "latin1");
     const delta = Buffer.from(deltaCursor, "latin1");
     const first = this.bytes[0] as Buffer;
@@ -46,7 +51,18 @@ export class PageTemplate {
     let length = first.length;
     for (let i = 0; i < this.holes.length; i++) {
       const h = this.holes[i] as number;
-      const hole = h === TOKEN ? tok : h === DELTA ? delta : liked.has(this.ids[h] as string) ? TRUE : FALSE;
+      const hole =
+        h === TOKEN
+          ? tok
+          : h === DELTA
+            ? delta
+            : h <= FAVORITE
+              ? favorited.has(this.ids[FAVORITE - h] as string)
+                ? TRUE
+                : FALSE
+              : liked.has(this.ids[h] as string)
+                ? TRUE
+                : FALSE;
       const part = this.bytes[i + 1] as Buffer;
       list.push(hole, part);
       length += hole.length + part.length;
@@ -72,6 +88,7 @@ export class PageTemplate {
       this.lit(`${sep}${JSON.stringify(k)}:`);
       sep = ",";
       if (k === "liked_by_me") this.hole(index);
+      else if (k === "favorited_by_me") this.hole(FAVORITE - index);
       else if (URL_KEYS.has(k) && typeof v === "string") {
         // "...?t=" then the token, then the closing quote.
         this.lit(JSON.stringify(v).slice(0, -1));
@@ -87,6 +104,9 @@ const TOKEN = -1;
 const TRUE = Buffer.from("true");
 const FALSE = Buffer.from("false");
 const DELTA = -2;
+/** `favorited_by_me` of item i is the hole FAVORITE - i. */
+const FAVORITE = -3;
+const NONE: ReadonlySet<string> = new Set();
 const URL_KEYS = new Set(["original_url", "preview_url", "display_url", "thumbnail_url"]);
 
 /**

@@ -2,6 +2,7 @@ import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
+import type { FavoritesService } from "../../favorites/service.js";
 import { deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
 import { likedReader } from "../../feed/liked-batch.js";
 import { FeedPageCache } from "../../feed/page-cache.js";
@@ -12,11 +13,21 @@ import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
 
 // Query strings: unknown parameters are ignored (cache busters); every value is bounded.
 const q = z.string().max(4_000).optional();
-const FeedQuery = z.object({ limit: q, cursor: q, hashtag: q, hashtags: q, uploader: q, mine: q });
+const FeedQuery = z.object({
+  limit: q,
+  cursor: q,
+  hashtag: q,
+  hashtags: q,
+  uploader: q,
+  mine: q,
+  favorites: q,
+  highlights: q,
+});
+const on = (v: string | undefined) => v === "1" || v === "true";
 const DeltaQuery = z.object({ limit: q, cursor: q });
 
 /** GET /feed, /feed/delta, /uploaders. */
-export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
+export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, favorites: FavoritesService) {
   const api = typed(app);
   // This app's feed pages (one cache per app instance, checked against the database's stamp).
   const pages = new FeedPageCache();
@@ -32,7 +43,10 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
     },
     async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
-      if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
+      if (on(req.query.mine)) return readMine(ctx, req.principal, req.query);
+      // Issue 27: the caller's favourites, and the hosts' highlights (the slideshow's option).
+      if (on(req.query.favorites)) return favorites.favorites(req.principal, req.query);
+      if (on(req.query.highlights)) return favorites.highlights(req.principal, req.query);
       // Upload-only mode: a guest's feed is their own uploads (with a delta cursor like /feed's).
       if (await restrictedToOwn(ctx, req.principal))
         return { ...(await readMine(ctx, req.principal, req.query)), delta_cursor: deltaCursorNow(ctx) };
