@@ -59,7 +59,10 @@ export const Item = z
       .enum(["approved", "pending"])
       .optional()
       .describe("pending: only the uploader and hosts see it"),
-    favorited_by_me: z.boolean().optional().describe("the viewer starred it (private to the viewer); always sent"),
+    favorited_by_me: z
+      .boolean()
+      .optional()
+      .describe("the viewer starred it (private to the viewer); always sent"),
     highlight: z.boolean().optional().describe("a host marked it as a highlight; always sent"),
   })
   .meta({ id: "Upload" });
