@@ -66,8 +66,10 @@ export interface AuthedUser {
   role: Role;
   is_banned: boolean;
   sessionId: string;
-  /** The feed stamp read with the session row (migration 010), when the session check read it. */
-  feedStamp?: number;
+  /** The feed and social stamps read with the session row (migrations 010, 011), when the session check read them. */
+  stamps?: { feed: number; social: number };
+  /** The user's viewer revision read with the session row (migration 011): per-viewer feed fields. */
+  viewerRev?: number;
 }
 /**
  * The parts of an HTTP request the session check and the limits read. A FastifyRequest is one;

@@ -37,6 +37,8 @@ export interface UsersTable {
   uploads_hidden_at: string | null;
   /** Set by unban (migration 005) so the delta can report it. */
   unhidden_at: Generated<string | null>;
+  /** Bumped with every change of the user's likes (migration 011): per-viewer feed fields. */
+  viewer_rev: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -238,6 +240,7 @@ export interface GalleryDB {
   tickets: TicketsTable;
   resumable_uploads: ResumableUploadsTable;
   feed_stamp: FeedStampTable;
+  social_stamp: FeedStampTable;
   guestbook_entries: GuestbookEntriesTable;
   favorites: FavoritesTable;
 }

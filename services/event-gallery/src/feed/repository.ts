@@ -1,4 +1,11 @@
-import { isPostgres, type Kysely, preparedQuery, type SqlBool, sql } from "@app/kit/db";
+import {
+  type ExpressionBuilder,
+  isPostgres,
+  type Kysely,
+  preparedQuery,
+  type SqlBool,
+  sql,
+} from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
 import { visibleUpload } from "./visibility.js";
 
@@ -231,7 +238,6 @@ function itemQuery(db: Db, viewerId: string) {
   // Unordered (an ordered aggregate sorts for every row): the caller sorts the few tags.
   const agg = isPostgres(db) ? sql`string_agg(h.tag, ',')` : sql`group_concat(h.tag, ',')`;
   const tags = sql<string | null>`(select ${agg} from upload_hashtags h where h.upload_id = u.id)`;
-  const banned = db.selectFrom("users as b").select("b.id").where("b.is_banned", "=", 1);
   return db
     .selectFrom("uploads as u")
     .innerJoin("users as us", "us.id", "u.user_id")
@@ -254,21 +260,7 @@ function itemQuery(db: Db, viewerId: string) {
       "u.thumbnail_path",
       "u.approval",
       "u.highlighted_at",
-      // NOT IN an uncorrelated list of banned users (computed once per statement; ids are never
-      // null): a join to users lets SQLite scan users for every upload.
-      eb
-        .selectFrom("likes as l")
-        .select((e) => e.fn.countAll<number>().as("n"))
-        .whereRef("l.upload_id", "=", "u.id")
-        .where("l.user_id", "not in", banned)
-        .as("like_count"),
-      eb
-        .selectFrom("comments as c")
-        .select((e) => e.fn.countAll<number>().as("n"))
-        .whereRef("c.upload_id", "=", "u.id")
-        .where("c.deleted_at", "is", null)
-        .where("c.user_id", "not in", banned)
-        .as("comment_count"),
+      ...countColumns(eb),
       eb
         .exists(
           eb
@@ -290,6 +282,45 @@ function itemQuery(db: Db, viewerId: string) {
       tags.as("tags"),
     ]);
 }
+
+/**
+ * Like and comment counts of `u` that leave out banned users' rows. NOT IN an uncorrelated list of
+ * banned users (computed once per statement; ids are never null): a join to users lets SQLite scan
+ * users for every upload.
+ */
+function countColumns(eb: ExpressionBuilder<GalleryDB & { u: GalleryDB["uploads"] }, "u">) {
+  const banned = eb.selectFrom("users as b").select("b.id").where("b.is_banned", "=", 1);
+  return [
+    eb
+      .selectFrom("likes as l")
+      .select((e) => e.fn.countAll<number>().as("n"))
+      .whereRef("l.upload_id", "=", "u.id")
+      .where("l.user_id", "not in", banned)
+      .as("like_count"),
+    eb
+      .selectFrom("comments as c")
+      .select((e) => e.fn.countAll<number>().as("n"))
+      .whereRef("c.upload_id", "=", "u.id")
+      .where("c.deleted_at", "is", null)
+      .where("c.user_id", "not in", banned)
+      .as("comment_count"),
+  ] as const;
+}
+
+/** Like and comment counts (banned users' rows left out) of `ids`: the overlay's counts source. */
+export function countsOf(
+  db: Db,
+  ids: readonly string[],
+): Promise<{ id: string; like_count: number | string | null; comment_count: number | string | null }[]> {
+  return countsStatement(db, { ids: arrayParam(db, ids) });
+}
+
+const countsStatement = preparedQuery((db: Db, p: { ids: unknown }) =>
+  db
+    .selectFrom("uploads as u")
+    .select((eb) => ["u.id", ...countColumns(eb)])
+    .where(inArray(db, "u.id", p.ids)),
+);
 
 export type ItemRow = Awaited<ReturnType<ReturnType<typeof itemQuery>["execute"]>>[number];
 
@@ -317,14 +348,22 @@ export const inArray = (db: Db, ref: string, list: unknown) =>
 
 const isoOf = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
 
-/** The feed stamp (migration 010): bumped by trigger in every transaction that changes a page. */
-export async function feedStamp(db: Db): Promise<number> {
+/**
+ * The feed stamp (migration 010: bumped by trigger in every transaction that changes what a page
+ * lists) and the social stamp (migration 011: likes and comments), in one statement.
+ */
+export async function feedStamps(db: Db): Promise<{ feed: number; social: number }> {
   const [row] = await stampStatement(db, {});
-  return Number(row?.n ?? 0);
+  return { feed: Number(row?.feed ?? 0), social: Number(row?.social ?? 0) };
 }
 
 const stampStatement = preparedQuery((db: Db, _p: Record<string, never>) =>
-  db.selectFrom("feed_stamp").select("n").where("id", "=", 1),
+  db
+    .selectFrom("feed_stamp as f")
+    .crossJoin("social_stamp as s")
+    .select(["f.n as feed", "s.n as social"])
+    .where("f.id", "=", 1)
+    .where("s.id", "=", 1),
 );
 
 /** Which of `ids` the viewer liked (the per-viewer part of a cached page). One prepared statement. */
@@ -342,7 +381,7 @@ const likedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown 
     .where(inArray(db, "l.upload_id", p.ids)),
 );
 
-/** Which of `ids` the viewer starred (issue 27: per viewer, filled in per request). */
+/** Which of `ids` the viewer starred (issue 27): a per-viewer overlay field (overlay.ts). */
 export async function favoritedAmong(db: Db, viewerId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await favoritedStatement(db, { viewer: viewerId, ids: arrayParam(db, ids) });

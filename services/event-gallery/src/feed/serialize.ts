@@ -59,15 +59,19 @@ export async function loadFeedItems(
   ids: readonly string[],
   viewer: FeedViewer,
 ): Promise<FeedItem[]> {
+  return (await loadItemRows(db, ids, viewer.id)).map((r) => toFeedItem(r, viewer));
+}
+
+/** The item statement's rows for `ids`, in the order given (ids that no longer exist skipped). */
+export async function loadItemRows(
+  db: Kysely<GalleryDB>,
+  ids: readonly string[],
+  viewerId: string,
+): Promise<ItemRow[]> {
   if (ids.length === 0) return [];
-  const rows = await feedItemRows(db, ids, viewer.id);
+  const rows = await feedItemRows(db, ids, viewerId);
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const items: FeedItem[] = [];
-  for (const id of ids) {
-    const r = byId.get(id);
-    if (r) items.push(toFeedItem(r, viewer));
-  }
-  return items;
+  return ids.map((id) => byId.get(id)).filter((r): r is ItemRow => r !== undefined);
 }
 
 /** One row of the item statement as the contract's item, media URLs with the viewer's token. */

@@ -91,6 +91,9 @@ export const Delta = z.object({
   changes: z.array(Item),
   removed_ids: z.array(z.string()),
   hidden_user_ids: z.array(z.string()),
+  unhidden_user_ids: z
+    .array(z.string())
+    .describe("users unbanned since the cursor; their uploads are in changes"),
   cursor: z.string(),
   has_more: z.boolean(),
 });

@@ -3,9 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { FavoritesService } from "../../favorites/service.js";
-import { deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
-import { likedReader } from "../../feed/liked-batch.js";
-import { FeedPageCache } from "../../feed/page-cache.js";
+import { createFeedCaches, deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
 import { restrictedToOwn } from "../../feed/upload-only.js";
 import { readMine } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
@@ -29,9 +27,9 @@ const DeltaQuery = z.object({ limit: q, cursor: q });
 /** GET /feed, /feed/delta, /uploaders. */
 export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, favorites: FavoritesService) {
   const api = typed(app);
-  // This app's feed pages (one cache per app instance, checked against the database's stamp).
-  const pages = new FeedPageCache();
-  const likes = likedReader(ctx.database.reader);
+  // This app's feed pages, deltas and overlay sources (one set per app instance, checked against
+  // the database's stamps).
+  const caches = createFeedCaches(ctx.database.reader);
   api.get(
     "/feed",
     {
@@ -51,7 +49,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
       if (await restrictedToOwn(ctx, req.principal))
         return { ...(await readMine(ctx, req.principal, req.query)), delta_cursor: deltaCursorNow(ctx) };
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
-      const json = await readFeed(ctx, req.principal, req.query, pages, likes);
+      const json = await readFeed(ctx, req.principal, req.query, caches);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
@@ -62,11 +60,16 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
       config: auth.user,
       schema: { querystring: DeltaQuery, response: { 200: Delta, ...errors(401, 422, 429) } },
     },
-    async (req) => {
-      const delta = await readDelta(ctx, req.principal, req.query);
-      if (!(await restrictedToOwn(ctx, req.principal))) return delta;
-      const own = (i: { uploader: { id: string } }) => i.uploader.id === req.principal.id;
-      return { ...delta, items: delta.items.filter(own), changes: delta.changes.filter(own) };
+    async (req, reply) => {
+      // JSON bytes built from a cached template, like /feed.
+      const json = await readDelta(ctx, req.principal, req.query, caches);
+      if (await restrictedToOwn(ctx, req.principal)) {
+        // Upload-only mode (rare, so the cached bytes are parsed): only the guest's own uploads.
+        const delta = JSON.parse(json.toString("utf8")) as z.infer<typeof Delta>;
+        const own = (i: { uploader: { id: string } }) => i.uploader.id === req.principal.id;
+        return { ...delta, items: delta.items.filter(own), changes: delta.changes.filter(own) };
+      }
+      return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
 

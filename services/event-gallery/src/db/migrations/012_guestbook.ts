@@ -26,7 +26,7 @@ CREATE INDEX guestbook_user ON guestbook_entries (user_id);
 `;
 
 export const migration: Migration = {
-  version: 11,
+  version: 12,
   name: "guestbook",
   sql: { sqlite: common, postgres: common },
 };
