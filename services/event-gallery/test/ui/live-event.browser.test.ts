@@ -7,13 +7,16 @@ import {
   joinAs,
   LAPTOP,
   PHONE,
+  photoFile,
   startBrowserGallery,
 } from "./browser-kit.js";
 
 /**
  * Issue 27 part B in Chromium, at a phone (390×844) and a laptop (1366×900), in English and
  * German: the guestbook tab (text, a voice message recorded with MediaRecorder from Chromium's
- * fake microphone, live updates to another guest, host takedown). Screenshots land in
+ * fake microphone, live updates to another guest, host takedown); upload-only mode as a guest
+ * sees it; favourites (star, filter, zip download) and highlights (host mark, filter, the
+ * slideshow's "highlights only"). Screenshots land in
  * .test-artifacts/live-*.png.
  */
 const PASSWORD = "live admin password";
@@ -127,5 +130,100 @@ describe("live event in a browser", () => {
     expect(await cara.textContent("[data-testid=gb-record]")).toContain("Sprachnachricht aufnehmen");
     await shot(cara, "guestbook-phone-de", true);
     await setConfig({ guestbook_voice: false });
+  });
+
+  it("upload-only mode, favourites with their zip, highlights and the slideshow's highlights only", {
+    timeout: 240_000,
+  }, async () => {
+    await setConfig({ upload_only: true });
+    // The host (admin) shares a photo first, through the API.
+    const hostPhoto = await photoFile(g, "host.jpg", 30);
+    const form = new FormData();
+    form.append("caption", "From the hosts");
+    form.append(
+      "file",
+      new Blob([new Uint8Array((await import("node:fs")).readFileSync(hostPhoto))], { type: "image/jpeg" }),
+      "host.jpg",
+    );
+    const up = await fetch(`${g.base}/api/v1/upload`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${adminToken}` },
+      body: form,
+    });
+    expect(up.status).toBe(201);
+    const hostUpload = ((await up.json()) as { upload: { id: string } }).upload.id;
+
+    // ---- Dora (phone, English): upload-only notice, and only her own photo in the feed.
+    const dora = await g.newPage(PHONE);
+    await joinAs(g, dora, "Dora");
+    await dora.waitForSelector("[data-testid=upload-only]");
+    expect(await dora.textContent("[data-testid=upload-only]")).toContain(
+      "Upload-only until the hosts release",
+    );
+    await dora.click("[data-testid=upload-fab]");
+    await dora.locator("[data-testid=file-input]").setInputFiles(await photoFile(g, "dora.jpg", 180));
+    await dora.waitForSelector(".q-done", { timeout: 20_000 });
+    await dora.waitForFunction("document.querySelectorAll('.tile').length === 1", null, { timeout: 15_000 });
+    expect(await dora.locator(`.tile[data-id="${hostUpload}"]`).count()).toBe(0);
+    await shot(dora, "upload-only-phone-en");
+    const eli = await g.newPage(PHONE, "de-DE");
+    await joinAs(g, eli, "Eli");
+    expect(await eli.textContent("[data-testid=upload-only]")).toContain("Nur Hochladen");
+    expect(await eli.locator(".tile").count()).toBe(0);
+    await shot(eli, "upload-only-phone-de");
+
+    // ---- The admin turns it off: everyone's photos show.
+    await setConfig({ upload_only: false });
+    await dora.reload();
+    await dora.waitForSelector(`.tile[data-id="${hostUpload}"]`);
+    expect(await dora.locator("[data-testid=upload-only]").count()).toBe(0);
+
+    // ---- Favourites: star the hosts' photo, filter, download the zip.
+    await dora.click(`.tile[data-id="${hostUpload}"]`);
+    await dora.click(".lightbox [data-testid=favorite]");
+    await expect
+      .poll(() => dora.getAttribute(".lightbox [data-testid=favorite]", "aria-pressed"))
+      .toBe("true");
+    await shot(dora, "favorite-lightbox-phone-en");
+    await dora.keyboard.press("Escape");
+    await dora.click("[data-testid=favorites]");
+    await dora.waitForFunction("document.querySelectorAll('.tile').length === 1", null, { timeout: 10_000 });
+    expect(await dora.locator(`.tile[data-id="${hostUpload}"] .fav-badge`).count()).toBe(1);
+    const [download] = await Promise.all([
+      dora.waitForEvent("download"),
+      dora.click("[data-testid=favorites-zip]"),
+    ]);
+    expect(download.suggestedFilename()).toBe("Favorites.zip");
+    await shot(dora, "favorites-phone-en");
+
+    // ---- Highlights: the host marks Dora's photo on a laptop; Dora's highlights list shows it.
+    const host = await g.newPage(LAPTOP, "de-DE");
+    await adminLogin(g, host, PASSWORD);
+    await host.goto(`${g.base}/`);
+    const doraTile = host.locator(".tile", { hasText: "Dora" }).first();
+    await doraTile.waitFor();
+    const doraUpload = await doraTile.getAttribute("data-id");
+    await doraTile.click();
+    await host.click(".lightbox [data-testid=highlight]");
+    await expect
+      .poll(() => host.getAttribute(".lightbox [data-testid=highlight]", "aria-pressed"))
+      .toBe("true");
+    expect(await host.textContent(".lightbox [data-testid=favorite]")).toContain("Favorit");
+    await host.keyboard.press("Escape");
+    await host.waitForSelector(`.tile[data-id="${doraUpload}"] [data-testid=highlight-badge]`);
+    await shot(host, "highlight-laptop-de");
+    await dora.click("[data-testid=highlights]");
+    await dora.waitForSelector(`.tile[data-id="${doraUpload}"]`);
+    expect(await dora.locator(".tile").count()).toBe(1);
+    await shot(dora, "highlights-phone-en");
+
+    // ---- The slideshow shows only highlights when asked (remembered).
+    await host.goto(`${g.base}/slideshow`);
+    await host.click("[data-testid=highlights-toggle]");
+    await expect.poll(() => host.textContent("[data-testid=highlights-toggle]")).toBe("Alle Fotos");
+    await host.waitForSelector(".slideshow figcaption", { timeout: 15_000 });
+    await expect.poll(() => host.textContent(".slideshow figcaption")).toContain("Dora");
+    await shot(host, "slideshow-highlights-laptop-de");
+    expect(await host.evaluate("localStorage.getItem('slideshow.highlights')")).toBe("1");
   });
 });
