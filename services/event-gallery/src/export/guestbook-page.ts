@@ -1,4 +1,4 @@
-import { both, esc, formatWhen, href } from "./memories.js";
+import { both, esc, formatWhen, href, PICK_LANG_JS } from "./memories.js";
 
 /**
  * The guestbook page of both keepsakes (issue 27): `guestbook.html` in Gallery.zip and in
@@ -39,7 +39,6 @@ export function renderGuestbookPage(
   const back = opts.back
     ? `<p><a href="${href(opts.back)}">${both({ en: "← Photos", de: "← Fotos" })}</a></p>`
     : "";
-  const pickLang = `(function(){var l;try{l=localStorage.getItem("memories.lang")}catch(e){}if(l!=="en"&&l!=="de"){l=window.MEMORIES_LANG}if(l!=="en"&&l!=="de"){l=((navigator.languages||[navigator.language]).join(",").toLowerCase().indexOf("de")===0)?"de":"en"}document.documentElement.lang=l;document.documentElement.className="lang-"+l})();`;
   const switchJs = `(function(){var b=document.getElementById("switch");function label(){b.textContent=document.documentElement.lang==="de"?"English":"Deutsch"}b.addEventListener("click",function(){var l=document.documentElement.lang==="de"?"en":"de";try{localStorage.setItem("memories.lang",l)}catch(e){}document.documentElement.lang=l;document.documentElement.className="lang-"+l;label()});label()})();`;
   const items = entries
     .map((e) => {
@@ -59,7 +58,7 @@ export function renderGuestbookPage(
 <meta name="viewport" content="width=device-width,initial-scale=1">
 <title>${esc(event.name)}</title>
 <style>:root{--accent:${accent}}${CSS}</style>
-${opts.langScript ? `<script src="lang.js"></script>\n` : ""}<script>${pickLang}</script>
+${opts.langScript ? `<script src="lang.js"></script>\n` : ""}<script>${PICK_LANG_JS}</script>
 </head>
 <body>
 <header><h1>${title}</h1><p>${esc(event.name)} · ${count}</p>${back}<button id="switch" type="button">Deutsch</button></header>

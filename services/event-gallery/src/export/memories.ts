@@ -177,6 +177,9 @@ function figure(item: MemoryItem, ev: MemoriesEvent): string {
 </figure>`;
 }
 
+/** Picks the reader's language: the one switched to last time, else lang.js's, else the browser's. */
+export const PICK_LANG_JS = `(function(){var l;try{l=localStorage.getItem("memories.lang")}catch(e){}if(l!=="en"&&l!=="de"){l=window.MEMORIES_LANG}if(l!=="en"&&l!=="de"){l=((navigator.languages||[navigator.language]).join(",").toLowerCase().indexOf("de")===0)?"de":"en"}document.documentElement.lang=l;document.documentElement.className="lang-"+l})();`;
+
 /** `event` may be just a name (the defaults for the rest: English and German, Europe/Berlin). */
 export function renderMemoriesHtml(
   event: string | MemoriesEvent,
@@ -211,7 +214,7 @@ export function renderMemoriesHtml(
   const cover = ev.cover ? `<img class="cover" src="${href(ev.cover)}" alt="">` : "";
   // The reader's language: the one they switched to last time, else the downloader's (lang.js,
   // patched per download: export/viewer-lang.ts), else the browser's.
-  const pickLang = `(function(){var l;try{l=localStorage.getItem("memories.lang")}catch(e){}if(l!=="en"&&l!=="de"){l=window.MEMORIES_LANG}if(l!=="en"&&l!=="de"){l=((navigator.languages||[navigator.language]).join(",").toLowerCase().indexOf("de")===0)?"de":"en"}document.documentElement.lang=l;document.documentElement.className="lang-"+l})();`;
+  const pickLang = PICK_LANG_JS;
   const i18nCss = `header{position:relative}.l-de{display:none}html.lang-de .l-de{display:inline}html.lang-de .l-en{display:none}p.welcome .l-en,p.welcome .l-de{white-space:pre-line}:root{--accent:${accent}}.who{color:#fff;border-bottom:2px solid var(--accent)}header{border-bottom:3px solid var(--accent)}header .cover{display:block;width:100%;max-width:900px;max-height:320px;object-fit:cover;border-radius:12px;margin:0 auto 16px}header .welcome{margin:8px auto 0;max-width:700px;color:#ddd}header .gb a{color:#9cf}#switch{position:absolute;top:12px;right:12px;background:#222;color:#eee;border:1px solid #444;border-radius:8px;padding:8px 12px;font:inherit;cursor:pointer}`;
   const switchJs = `(function(){var b=document.getElementById("switch");function label(){var de=document.documentElement.lang==="de";b.textContent=de?${JSON.stringify(STRINGS.de.switch)}:${JSON.stringify(STRINGS.en.switch)};var lb=document.getElementById("lb");lb.querySelector(".close").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.close)}:${JSON.stringify(STRINGS.en.close)});lb.querySelector(".prev").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.prev)}:${JSON.stringify(STRINGS.en.prev)});lb.querySelector(".next").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.next)}:${JSON.stringify(STRINGS.en.next)});[].forEach.call(document.querySelectorAll("figure .media"),function(m){m.setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.open)}:${JSON.stringify(STRINGS.en.open)})});document.title=de?${JSON.stringify(name.de)}:${JSON.stringify(name.en)};}b.addEventListener("click",function(){var l=document.documentElement.lang==="de"?"en":"de";try{localStorage.setItem("memories.lang",l)}catch(e){}document.documentElement.lang=l;document.documentElement.className="lang-"+l;label();});label();})();`;
   return `<!doctype html>

@@ -1,7 +1,7 @@
 import { stat } from "node:fs/promises";
 import type { Readable } from "node:stream";
 import { toIso } from "@app/kit/clock";
-import { notFound, tooManyRequests, unauthorized, validationFailed } from "@app/kit/errors";
+import { notFound, tooManyRequests, unauthorized } from "@app/kit/errors";
 import yazl from "yazl";
 import { recordAudit } from "../audit/repository.js";
 import { DbTickets } from "../auth/tickets.js";
@@ -10,6 +10,7 @@ import { folderNames, galleryEntryName } from "../export/entries.js";
 import { mediaFile } from "../export/files.js";
 import { sessionIsLive } from "../export/repo.js";
 import { clampLimit, deltaCursorNow, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
+import { decodePageKey, encodePageKey } from "../feed/page-key.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
 import { restrictedToOwn } from "../feed/upload-only.js";
 import { findVisibleUpload } from "../social/repository.js";
@@ -27,17 +28,6 @@ export const FAVORITES_ZIP = "Favorites.zip";
 const TICKET_KIND = "favorites";
 
 const uploadNotFound = () => notFound("No such upload.");
-const encode = (k: repo.PageKey) => Buffer.from(JSON.stringify([k.created_at, k.id])).toString("base64url");
-function decode(raw: string): repo.PageKey {
-  try {
-    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") {
-      const at = Date.parse(v[0]);
-      if (!Number.isNaN(at) && v[1].length <= 64) return { created_at: toIso(at), id: v[1] };
-    }
-  } catch {}
-  throw validationFailed("cursor", "The cursor is not one this server issued.");
-}
 
 export interface ListPage {
   items: FeedItem[];
@@ -86,7 +76,7 @@ export class FavoritesService {
     const settings = await this.ctx.settings.all();
     await this.ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
     const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
-    const before = query.cursor ? decode(query.cursor) : null;
+    const before = query.cursor ? decodePageKey(query.cursor) : null;
     const { reader } = this.ctx.database;
     const keys = await repo.pageOf(reader, which, await this.ownerLimit(user), before, limit + 1);
     const shown = keys.slice(0, limit);
@@ -98,7 +88,7 @@ export class FavoritesService {
     const last = shown.at(-1);
     return {
       items,
-      next_cursor: keys.length > limit && last ? encode(last) : null,
+      next_cursor: keys.length > limit && last ? encodePageKey(last) : null,
       delta_cursor: deltaCursorNow(this.ctx),
     };
   }

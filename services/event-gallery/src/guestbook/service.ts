@@ -1,10 +1,10 @@
-import { toIso } from "@app/kit/clock";
 import { AppError, forbidden, notFound, validationFailed } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import { recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { clampLimit } from "../feed/feed.js";
+import { decodePageKey, encodePageKey } from "../feed/page-key.js";
 import { pendingApprovalFor } from "../premoderation/rules.js";
 import { SOCIAL_WRITES_PER_MIN } from "../social/service.js";
 import type { FormPart } from "../uploads/ingest.js";
@@ -49,18 +49,6 @@ export function validateEntryText(raw: unknown, withVoice: boolean): string {
   if (n > GUESTBOOK_TEXT_MAX || (n < 1 && !withVoice))
     throw validationFailed("text", `A guestbook message must be 1 to ${GUESTBOOK_TEXT_MAX} characters.`);
   return text;
-}
-
-const encode = (k: repo.EntryKey) => Buffer.from(JSON.stringify([k.created_at, k.id])).toString("base64url");
-function decode(raw: string): repo.EntryKey {
-  try {
-    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") {
-      const at = Date.parse(v[0]);
-      if (!Number.isNaN(at) && v[1].length <= 64) return { created_at: toIso(at), id: v[1] };
-    }
-  } catch {}
-  throw validationFailed("cursor", "The cursor is not one this server issued.");
 }
 
 /** What POST /guestbook carries: a JSON body, or a multipart form (`text?`, then `file`). */
@@ -111,13 +99,13 @@ export class GuestbookService {
     query: { limit?: string | undefined; cursor?: string | undefined },
   ): Promise<{ items: GuestbookEntry[]; next_cursor: string | null }> {
     const limit = clampLimit(query.limit, PAGE_DEFAULT);
-    const before = query.cursor ? decode(query.cursor) : null;
+    const before = query.cursor ? decodePageKey(query.cursor) : null;
     const rows = await repo.entriesPage(this.ctx.database.reader, this.reader(user), before, limit + 1);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     return {
       items: await this.view(user, shown),
-      next_cursor: rows.length > limit && last ? encode(last) : null,
+      next_cursor: rows.length > limit && last ? encodePageKey(last) : null,
     };
   }
 
