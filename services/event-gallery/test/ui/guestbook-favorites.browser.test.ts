@@ -17,11 +17,11 @@ import {
  * fake microphone, live updates to another guest, host takedown); upload-only mode as a guest
  * sees it; favourites (star, filter, zip download) and highlights (host mark, filter, the
  * slideshow's "highlights only"). Screenshots land in
- * .test-artifacts/live-*.png.
+ * .test-artifacts/gbfav-*.png.
  */
 const PASSWORD = "live admin password";
 
-describe("live event in a browser", () => {
+describe("guestbook, upload-only, favourites and highlights in a browser", () => {
   let g: BrowserGallery;
   let adminToken: string;
 
@@ -34,11 +34,11 @@ describe("live event in a browser", () => {
     return res.status === 204 ? null : res.json();
   };
   const setConfig = (patch: Record<string, unknown>) => call("PATCH", "/admin/config", adminToken, patch);
-  const shot = (page: Page, name: string, fullPage = false) => g.shot(page, `live-${name}`, fullPage);
+  const shot = (page: Page, name: string, fullPage = false) => g.shot(page, `gbfav-${name}`, fullPage);
   const tokenOf = (page: Page) => page.evaluate('localStorage.getItem("gallery.token")') as Promise<string>;
 
   beforeAll(async () => {
-    g = await startBrowserGallery("live", { GALLERY_ADMIN_PASSWORD: PASSWORD }, [
+    g = await startBrowserGallery("gbfav", { GALLERY_ADMIN_PASSWORD: PASSWORD }, [
       "--use-fake-ui-for-media-stream",
       "--use-fake-device-for-media-stream",
     ]);
