@@ -22,6 +22,7 @@ import { FavoritesService } from "./favorites/service.js";
 import { GuestbookService } from "./guestbook/service.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerGalleryMetrics } from "./http/metrics.js";
+import { checkMultipartBoundaries } from "./http/multipart-boundary.js";
 import { installGalleryAuth } from "./http/route-auth.js";
 import { registerAdminRoutes } from "./http/routes/admin.js";
 import { registerBrandingRoutes } from "./http/routes/branding.js";
@@ -53,6 +54,7 @@ import { TicketStore } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
 import { SocialService } from "./social/service.js";
 import { createUploadSweeper } from "./uploads/sweep.js";
+import { newOwnerId, renewOwner } from "./uploads/temp-owners.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -108,7 +110,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       limiter: createLimiterFor(database, clock),
       bus,
       disk: deps.disk ?? createDiskProbe(dataDir),
+      tempOwner: newOwnerId(),
     };
+    // Owned before the first request can write a temp file; the upload sweeper renews it.
+    await renewOwner(dataDir, ctx.tempOwner, clock.now());
 
     await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
@@ -121,6 +126,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     // Before any route: the OpenAPI document and the auth hook see every route registered after.
     await registerApiDocs(app);
     installGalleryAuth(app, ctx);
+    checkMultipartBoundaries(app);
     registerHealth(app);
     registerReadiness(app, { database, migrations });
     registerGalleryMetrics(app, ctx, { sseClients: () => hub.size() });

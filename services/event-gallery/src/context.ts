@@ -26,6 +26,8 @@ export interface GalleryContext {
   limiter: RateLimiter;
   bus: EventBus;
   disk: DiskProbe;
+  /** This instance's owner id for temp files (uploads/temp-owners.ts). */
+  tempOwner: string;
 }
 
 /** Runtime configuration (config table over the contract's allowlist defaults). */
@@ -70,6 +72,8 @@ export interface AuthedUser {
   stamps?: { feed: number; social: number };
   /** The user's viewer revision read with the session row (migration 011): per-viewer feed fields. */
   viewerRev?: number;
+  /** Whether the user has pending uploads of their own (read with the session row). */
+  hasPending?: boolean;
 }
 /**
  * The parts of an HTTP request the session check and the limits read. A FastifyRequest is one;

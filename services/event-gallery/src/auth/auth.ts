@@ -88,6 +88,7 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
           ? { stamps: { feed: Number(row.feed_stamp), social: Number(row.social_stamp) } }
           : {}),
         viewerRev: Number(row.viewer_rev),
+        hasPending: Number(row.has_pending) === 1,
       };
       if (opts.minRole && !roleAtLeast(user.role, opts.minRole)) throw forbidden();
       if (opts.write && user.is_banned) throw forbidden("Your account is read-only.", "banned");

@@ -19,6 +19,8 @@ export interface SessionUserRow {
   social_stamp: number | string | null;
   /** The user's viewer revision (migration 011: their likes). */
   viewer_rev: number | string;
+  /** Whether the user has pending uploads of their own (0/1 on SQLite, a boolean on PostgreSQL). */
+  has_pending: number | boolean;
 }
 
 export async function insertSession(
@@ -86,6 +88,17 @@ const sessionUserQuery = (db: Db, nowIso: string) =>
           .where("social_stamp.id", "=", 1)
           .as("social_stamp"),
       "users.viewer_rev",
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom("uploads as p")
+              .select("p.id")
+              .whereRef("p.user_id", "=", "users.id")
+              .where("p.approval", "=", "pending")
+              .where("p.deleted_at", "is", null),
+          )
+          .as("has_pending"),
     ])
     .where("sessions.revoked_at", "is", null)
     .where("sessions.expires_at", ">", nowIso);

@@ -159,12 +159,15 @@ export async function readFeed(
   const filter = { tagsAny, uploader: query.uploader ?? null };
   const stamps = await stampsOf(ctx, user);
   const key = JSON.stringify([limit, before, tagsAny, filter.uploader]);
-  const { hit, gen } = caches.pages.lookup(stamps, key);
+  // A guest with pending uploads of their own sees them in place (issue 27): that page is theirs
+  // alone, built for the request and not kept.
+  const own = user.hasPending === true;
+  const { hit, gen } = own ? { hit: undefined, gen: -1 } : caches.pages.lookup(stamps, key);
   let page = hit;
   if (!page) {
     const rows = await repo.feedItemsPage(
       reader,
-      filter,
+      own ? { ...filter, ownPending: user.id } : filter,
       before ? { created_at: before[0], id: before[1] } : null,
       limit + 1,
       "",

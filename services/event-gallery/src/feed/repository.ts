@@ -7,7 +7,7 @@ import {
   sql,
 } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
-import { visibleUpload } from "./visibility.js";
+import { visibleUpload, visibleUploader } from "./visibility.js";
 
 /** Every SQL statement of the feed read model. Hot paths pass `database.reader`. */
 type Db = Kysely<GalleryDB>;
@@ -16,6 +16,8 @@ export interface FeedFilter {
   /** Any of these tags (a single `hashtag` is a one-element list). */
   tagsAny: string[][];
   uploader: string | null;
+  /** Also this user's own pending uploads, in their place (a guest's own /feed, issue 27). */
+  ownPending?: string | null;
 }
 
 export interface FeedKey {
@@ -41,11 +43,12 @@ export async function feedItemsPage(
     params[`tags${i}`] = arrayParam(db, tags);
   });
   if (filter.uploader !== null) params.uploader = filter.uploader;
+  if (filter.ownPending) params.ownPending = filter.ownPending;
   if (before) {
     params.beforeAt = before.created_at;
     params.beforeId = before.id;
   }
-  const shape = `${filter.tagsAny.length}|${filter.uploader !== null}|${before !== null}`;
+  const shape = `${filter.tagsAny.length}|${filter.uploader !== null}|${before !== null}|${!!filter.ownPending}`;
   return pageStatement(db, params, shape);
 }
 
@@ -59,6 +62,7 @@ const pageStatement = preparedQuery((db: Db, p: Record<string, unknown>) =>
         .filter((k) => /^tags\d+$/.test(k))
         .map((k) => p[k]),
       uploader: "uploader" in p ? (p.uploader as string) : null,
+      ownPending: "ownPending" in p ? (p.ownPending as string) : null,
     },
     "beforeAt" in p ? { created_at: p.beforeAt as string, id: p.beforeId as string } : null,
     p.limit as number,
@@ -72,12 +76,17 @@ const pageStatement = preparedQuery((db: Db, p: Record<string, unknown>) =>
  */
 export function feedPageQuery(
   db: Db,
-  filter: { tagsAny: readonly unknown[]; uploader: string | null },
+  filter: { tagsAny: readonly unknown[]; uploader: string | null; ownPending?: string | null },
   before: FeedKey | null,
   limit: number,
   viewerId = "",
 ) {
-  let q = itemQuery(db, viewerId).where(visibleUpload("u", "us"));
+  const own = filter.ownPending;
+  let q = itemQuery(db, viewerId).where(
+    own
+      ? sql<SqlBool>`(${visibleUpload("u", "us")} OR (u.user_id = ${own} AND u.approval = 'pending' AND u.deleted_at IS NULL AND ${visibleUploader("us")}))`
+      : visibleUpload("u", "us"),
+  );
   // Each entry of tagsAny is one AND-ed condition whose tags are OR-ed (one array value each, so
   // the statement text does not depend on how many tags there are).
   for (const tags of filter.tagsAny) {

@@ -202,7 +202,7 @@ export class GuestbookService {
       const text = validateEntryText(rawText, true);
       let voice: StoredVoice;
       try {
-        voice = await storeVoice(this.ctx.paths.mediaDir, part, id, this.tools);
+        voice = await storeVoice(this.ctx.paths.mediaDir, part, id, this.tools, this.ctx.tempOwner);
       } catch (err) {
         if (err instanceof AppError) throw err;
         throw invalidMultipart(400, "The multipart body could not be read: cut off or malformed.");

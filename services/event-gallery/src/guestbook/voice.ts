@@ -6,13 +6,8 @@ import { AppError } from "@app/kit/errors";
 import { fileTypeFromBuffer } from "file-type";
 import { defaultVideoTools, runTool, type VideoTools } from "../derivatives/pipeline.js";
 import type { FilePart } from "../uploads/ingest.js";
-import {
-  originalRelPath,
-  publishFile,
-  removeQuietly,
-  resolveMediaPath,
-  tempPathFor,
-} from "../uploads/storage.js";
+import { originalRelPath, publishFile, removeQuietly, resolveMediaPath } from "../uploads/storage.js";
+import { ownedTempPath } from "../uploads/temp-owners.js";
 
 /** A voice message: at most this long (issue 27). */
 export const VOICE_MAX_SECONDS = 60;
@@ -136,9 +131,11 @@ export async function storeVoice(
   part: FilePart,
   id: string,
   tools: VoiceTools,
+  /** This instance's temp-file owner (uploads/temp-owners.ts): a crash leaves nothing for long. */
+  owner: string,
 ): Promise<StoredVoice> {
   const probeTarget = resolveMediaPath(mediaDir, originalRelPath(id, "voice"));
-  const tmp = tempPathFor(probeTarget);
+  const tmp = ownedTempPath(probeTarget, owner);
   await mkdir(dirname(probeTarget), { recursive: true });
   const fh = await open(tmp, "wx");
   let size = 0;

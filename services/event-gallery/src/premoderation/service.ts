@@ -1,4 +1,4 @@
-import { conflict, notFound } from "@app/kit/errors";
+import { conflict, notFound, validationFailed } from "@app/kit/errors";
 import { recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
@@ -12,6 +12,9 @@ import * as repo from "./repository.js";
  * (the upload joins the feed, everyone hears `new-upload`) or reject (a takedown: the idempotency
  * key stays claimed). Also the guest's own list, where pending uploads show as such.
  */
+
+/** Ids one bulk approval may name (contract "Live event"). */
+export const BULK_APPROVE_MAX = 200;
 
 export interface Page {
   items: FeedItem[];
@@ -97,6 +100,36 @@ export class PremoderationService {
     });
     if (!item) throw notFound("No such upload.");
     return item;
+  }
+
+  /**
+   * POST /host/pending:approve: the listed pending uploads (at most BULK_APPROVE_MAX), or every one
+   * the queue holds, approved in one transaction (one audit entry each); each joins the feed with
+   * its `new-upload` event. Unknown, removed and already approved ids are skipped, not refused, so
+   * a host working from a stale list (another host was quicker) gets the rest approved.
+   */
+  async approveMany(actor: AuthedUser, which: { ids: readonly string[] } | { all: true }): Promise<number> {
+    const { database, clock } = this.ctx;
+    const ids = "ids" in which ? [...new Set(which.ids)] : null;
+    if (ids !== null && ids.length > BULK_APPROVE_MAX)
+      throw validationFailed("ids", `At most ${BULK_APPROVE_MAX} ids per request.`);
+    const approved = await database.writeTx(async (trx) => {
+      const now = clock.iso();
+      const rows = await repo.approvePending(trx, ids, now);
+      if (rows.length > 0) await bumpEpochIfReleased(trx, clock);
+      for (const row of rows)
+        await recordAudit(trx, database, {
+          actorId: actor.id,
+          action: "approve_upload",
+          targetType: "upload",
+          targetId: row.id,
+          at: now,
+          details: { uploader_id: row.user_id, bulk: true },
+        });
+      return rows;
+    });
+    for (const row of approved) this.ctx.bus.publish("new-upload", { id: row.id, user_id: row.user_id });
+    return approved.length;
   }
 
   /** Reject = host takedown of a pending upload (the idempotency key stays claimed). */

@@ -265,12 +265,14 @@ describe("the cached feed page", () => {
       (await g.call("GET", `/upload/${id}/original?t=${encodeURIComponent(annToken ?? "")}`)).statusCode,
     ).toBe(401);
 
-    // Pre-moderation: a guest's pending upload is in nobody's /feed page, not even its uploader's.
+    // Pre-moderation: a guest's pending upload is in their own /feed (marked pending), in nobody
+    // else's, though both pages are asked for under the same stamp.
     await setSettings(g, { premoderation: true });
     const pending = await upload(g, bob.token, await solidJpeg());
     expect(pending.statusCode, pending.body).toBe(201);
     const pid = pending.json().upload.id as string;
-    expect(ids(await feedOf(g, bob.token))).not.toContain(pid);
+    await feedOf(g, owner.token);
+    expect(byId(await feedOf(g, bob.token), pid)).toMatchObject({ approval: "pending" });
     expect(ids(await feedOf(g, owner.token))).not.toContain(pid);
     const host = await g.host("Private Host");
     expect((await g.call("POST", `/host/upload/${pid}/approve`, { token: host.token })).statusCode).toBe(200);

@@ -264,6 +264,9 @@ const en = {
   exit_fullscreen: "Exit full screen",
   slideshow_offline: "Offline: reconnecting…",
   language: "Deutsch",
+  // Live event (issue 27, part A)
+  q_pending_note:
+    "Uploaded. Hosts approve new photos before others see them; until then they are in your feed marked “Waiting for approval”.",
 };
 
 type Dict = typeof en;
@@ -535,6 +538,9 @@ const de: Dict = {
   exit_fullscreen: "Vollbild beenden",
   slideshow_offline: "Offline: verbinde neu…",
   language: "English",
+  // Live event (issue 27, part A)
+  q_pending_note:
+    "Hochgeladen. Gastgeber geben neue Fotos frei, bevor andere sie sehen; bis dahin stehen sie in deinem Feed mit „Wartet auf Freigabe“.",
 };
 
 export type Lang = "en" | "de";

@@ -1,5 +1,6 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import type { AppRoute } from "../../src/http/app-routes.js";
 import { api, session } from "./api.js";
 import { me, navigate, refreshMe, route } from "./app-state.js";
 import { eventName, loadPublicEvent, publicEvent } from "./branding.js";
@@ -31,7 +32,7 @@ function Header() {
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
   }, [menu]);
-  const link = (path: string, label: string) => (
+  const link = (path: AppRoute, label: string) => (
     <a
       href={path}
       class={location.pathname === path ? "active" : ""}

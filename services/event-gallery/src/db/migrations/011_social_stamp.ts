@@ -9,6 +9,8 @@ import type { Migration } from "@app/kit/db";
  *   `liked_by_me` answers a process keeps per viewer stand until the viewer's own next like or
  *   unlike. Another per-viewer feed field (a favourite) adds a trigger calling `viewer_rev_bump`
  *   on its own table (a `user_id` column) in its own migration.
+ * - `uploads_own_pending`: whether a user has pending uploads of their own (their /feed then lists
+ *   them in place) is one index probe, read with the session.
  * PostgreSQL: the social bump is a deferred constraint trigger, as the feed stamp's (locks the
  * one row only at commit, once per transaction).
  */
@@ -28,6 +30,9 @@ CREATE CONSTRAINT TRIGGER social_stamp_${table} AFTER INSERT OR DELETE OR UPDATE
   DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION social_stamp_bump();`,
 ).join("\n");
 
+const OWN_PENDING =
+  "CREATE INDEX uploads_own_pending ON uploads (user_id) WHERE approval = 'pending' AND deleted_at IS NULL;";
+
 export const migration: Migration = {
   version: 11,
   name: "social_stamp",
@@ -39,6 +44,7 @@ ${sqliteSocial}
 ALTER TABLE users ADD COLUMN viewer_rev INTEGER NOT NULL DEFAULT 0;
 CREATE TRIGGER viewer_rev_likes_0 AFTER INSERT ON likes BEGIN UPDATE users SET viewer_rev = viewer_rev + 1 WHERE id = NEW.user_id; END;
 CREATE TRIGGER viewer_rev_likes_1 AFTER DELETE ON likes BEGIN UPDATE users SET viewer_rev = viewer_rev + 1 WHERE id = OLD.user_id; END;
+${OWN_PENDING}
 `,
     postgres: `
 CREATE TABLE social_stamp (id INTEGER PRIMARY KEY CHECK (id = 1), n BIGINT NOT NULL, xid TEXT);
@@ -61,6 +67,7 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER viewer_rev_likes AFTER INSERT OR DELETE ON likes FOR EACH ROW EXECUTE FUNCTION viewer_rev_bump();
+${OWN_PENDING}
 `,
   },
 };

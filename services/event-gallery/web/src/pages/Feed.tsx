@@ -263,10 +263,12 @@ export function FeedPage() {
       .catch(() => {});
   }, [feed.items.length]);
 
-  // A finished upload may be pending (pre-moderation): only "my uploads" can show it.
+  // A finished upload may be pending (pre-moderation): no live event brings it, so the feed (which
+  // lists the guest's own pending uploads in place) and "my uploads" are read again.
+  const pendingCount = q.filter((i) => i.status === "done" && i.pending).length;
   useEffect(() => {
-    if (filters.mine && doneCount > 0) feed.reload().catch(() => {});
-  }, [doneCount]);
+    if ((filters.mine && doneCount > 0) || pendingCount > 0) feed.reload().catch(() => {});
+  }, [doneCount, pendingCount]);
 
   useEffect(() => {
     const el = sentinel.current;
@@ -299,7 +301,11 @@ export function FeedPage() {
   return (
     <main class="feed">
       <Keepsake />
-      {m?.user.is_banned && <p class="notice">{t("banned")}</p>}
+      {m?.user.is_banned && (
+        <p class="notice warning" data-testid="banned-notice">
+          {t("banned")}
+        </p>
+      )}
       {m?.event.uploads_locked && !m.event.released && <p class="notice">{t("uploads_locked")}</p>}
       {q.length > 0 && (
         <section class="card" aria-label={t("queue_title")}>
