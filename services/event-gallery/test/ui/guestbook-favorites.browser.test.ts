@@ -130,6 +130,20 @@ describe("guestbook, upload-only, favourites and highlights in a browser", () =>
     expect(await cara.textContent("[data-testid=gb-record]")).toContain("Sprachnachricht aufnehmen");
     await shot(cara, "guestbook-phone-de", true);
     await setConfig({ guestbook_voice: false });
+
+    // ---- Pre-moderation: Cara's message waits; the host's tab counts it live, approving shows it.
+    await setConfig({ premoderation: true });
+    await cara.fill("[data-testid=gb-text]", "Alles Gute euch beiden!");
+    await cara.click("[data-testid=gb-send]");
+    await cara.waitForSelector(".gb-entry.is-pending");
+    expect(await cara.textContent("[role=status]")).toContain("sobald ein Gastgeber");
+    await expect.poll(() => host.textContent("[data-testid=gb-waiting]")).toBe("1");
+    await host.waitForSelector(".gb-entry.is-pending button.primary");
+    await shot(host, "guestbook-pending-host-laptop-en");
+    await host.click(".gb-entry.is-pending button.primary");
+    await expect.poll(() => host.locator("[data-testid=gb-waiting]").count()).toBe(0);
+    await ben.waitForSelector(".gb-entry >> text=Alles Gute euch beiden!", { timeout: 15_000 });
+    await setConfig({ premoderation: false });
   });
 
   it("upload-only mode, favourites with their zip, highlights and the slideshow's highlights only", {

@@ -1,6 +1,8 @@
 import { useEffect, useState } from "preact/hooks";
+import { api, type GuestbookPage } from "../api.js";
 import { me } from "../app-state.js";
 import { lang, t } from "../i18n.js";
+import { onLive } from "../live.js";
 import { useStore } from "../store.js";
 import { FeedPage } from "./Feed.js";
 import { GuestbookPanel } from "./Guestbook.js";
@@ -22,6 +24,23 @@ export function GalleryTabs() {
     return () => removeEventListener("hashchange", onHash);
   }, []);
   const enabled = !!m?.event.guestbook_enabled;
+  const isHost = !!m && m.user.role !== "guest";
+  // Hosts see on the tab how many guestbook messages wait for approval (from the newest 100).
+  const [waiting, setWaiting] = useState(0);
+  useEffect(() => {
+    if (!isHost) return;
+    let timer: ReturnType<typeof setTimeout> | null = null;
+    const count = () =>
+      api<GuestbookPage>("GET", "/guestbook?limit=100")
+        .then((p) => setWaiting(p.items.filter((i) => i.approval === "pending").length))
+        .catch(() => {});
+    count();
+    return onLive((event) => {
+      if (!["guestbook-entry", "guestbook-removed", "user-hidden", "reconnected"].includes(event)) return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(count, 300);
+    });
+  }, [isHost]);
   const show: Tab = enabled ? tab : "photos";
   const pick = (next: Tab) => {
     history.replaceState(null, "", next === "guestbook" ? "#guestbook" : location.pathname + location.search);
@@ -47,6 +66,11 @@ export function GalleryTabs() {
               onClick={() => pick(id)}
             >
               {id === "photos" ? t("tab_photos") : t("guestbook")}
+              {id === "guestbook" && waiting > 0 && (
+                <span class="badge-count" data-testid="gb-waiting" title={t("pending")}>
+                  {waiting}
+                </span>
+              )}
             </button>
           ))}
         </div>
