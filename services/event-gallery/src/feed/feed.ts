@@ -162,9 +162,7 @@ export async function readFeed(
   // A guest with pending uploads of their own sees them in place (issue 27): that page is theirs
   // alone, built for the request and not kept.
   const own = user.hasPending === true;
-  const { hit, gen } = own ? { hit: undefined, gen: -1 } : caches.pages.lookup(stamps, key);
-  let page = hit;
-  if (!page) {
+  const build = async () => {
     const rows = await repo.feedItemsPage(
       reader,
       own ? { ...filter, ownPending: user.id } : filter,
@@ -175,16 +173,16 @@ export async function readFeed(
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     const next = rows.length > limit && last ? encode([itemIso(last.created_at), last.id]) : null;
-    page = JsonTemplate.builder()
+    caches.counts.seed(stamps, countsOfRows(shown));
+    return JsonTemplate.builder()
       .lit('{"items":')
       .items(shown)
       .lit(`,"next_cursor":${JSON.stringify(next)},"delta_cursor":"`)
       .cursor(0)
       .lit('"}')
       .done();
-    caches.pages.store(gen, key, page);
-    caches.counts.seed(stamps, countsOfRows(shown));
-  }
+  };
+  const page = own ? await build() : await caches.pages.get(stamps, key, build);
   return renderFor(ctx, caches, user, stamps, page, [deltaCursor]);
 }
 

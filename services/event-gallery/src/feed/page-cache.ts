@@ -161,6 +161,8 @@ export class StampedCache<V> {
   private at: Stamps = { feed: Number.NEGATIVE_INFINITY, social: Number.NEGATIVE_INFINITY };
   private gen = 0;
   private readonly entries = new Map<string, V>();
+  /** Values being made, by key, with the generation they were started in. */
+  private readonly making = new Map<string, { gen: number; value: Promise<V> }>();
 
   constructor(
     /** Whether the social stamp counts (deltas) or only the feed stamp (pages). */
@@ -174,6 +176,7 @@ export class StampedCache<V> {
     const c = compareStamps(own, this.at);
     if (c === 1) {
       this.entries.clear();
+      this.making.clear();
       this.at = own;
       this.gen++;
     } else if (Number.isNaN(c)) return { hit: undefined, gen: -1 };
@@ -190,12 +193,28 @@ export class StampedCache<V> {
     this.entries.set(key, value);
   }
 
-  /** `lookup`, else `make()` stored under the generation of the lookup. */
+  /**
+   * `lookup`, else `make()` stored under the generation of the lookup. Requests that miss the same
+   * key in the same generation share one `make()` (after a like, the many requests in flight would
+   * otherwise each build the same value).
+   */
   async get(stamps: Stamps, key: string, make: () => Promise<V>): Promise<V> {
     const { hit, gen } = this.lookup(stamps, key);
     if (hit !== undefined) return hit;
-    const value = await make();
-    this.store(gen, key, value);
+    const pending = gen === -1 ? undefined : this.making.get(key);
+    if (pending && pending.gen === gen) return pending.value;
+    const value = make();
+    if (gen !== -1) {
+      const entry = { gen, value };
+      this.making.set(key, entry);
+      const done = () => {
+        if (this.making.get(key) === entry) this.making.delete(key);
+      };
+      value.then((v) => {
+        done();
+        this.store(gen, key, v);
+      }, done);
+    }
     return value;
   }
 }

@@ -30,6 +30,29 @@ describe("StampedCache", () => {
     expect(deltas.lookup({ feed: 5, social: 6 }, "k").hit).toBe("new");
   });
 
+  it("makes a missing value once for the requests that miss it together, and keeps it", async () => {
+    const deltas = new StampedCache<string>(true);
+    let made = 0;
+    let release = (_v: string) => {};
+    const make = () =>
+      new Promise<string>((r) => {
+        made++;
+        release = r;
+      });
+    const s = { feed: 1, social: 1 };
+    const a = deltas.get(s, "k", make);
+    const b = deltas.get({ feed: 1, social: 0 }, "k", make);
+    release("v");
+    expect([await a, await b]).toEqual(["v", "v"]);
+    expect(made).toBe(1);
+    expect(await deltas.get(s, "k", make)).toBe("v");
+    // A newer pair starts over.
+    const c = deltas.get({ feed: 1, social: 2 }, "k", make);
+    release("w");
+    expect(await c).toBe("w");
+    expect(made).toBe(2);
+  });
+
   it("is bounded, dropping the least recently stored", () => {
     const pages = new StampedCache<string>(false, 2);
     for (const key of ["x", "y", "z"]) put(pages, { feed: 1, social: 1 }, key, key);

@@ -33,6 +33,14 @@ async function feedOf(
 }
 const ids = (page: { items: Item[] }) => page.items.map((i) => i.id);
 const byId = (page: { items: Item[] }, id: string) => page.items.find((i) => i.id === id);
+/** Changes the caption and puts the feed stamp back (no real write does): returns the stamp. */
+async function editBehindTheStamp(g: Gallery, id: string) {
+  const { db } = g.built.ctx.database;
+  const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
+  await db.updateTable("uploads").set({ caption: "behind the stamp" }).where("id", "=", id).execute();
+  await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+  return n;
+}
 const tokenOf = (url: string | null) => new URL(`http://x${url}`).searchParams.get("t");
 
 describe("the cached feed page", () => {
@@ -74,10 +82,8 @@ describe("the cached feed page", () => {
     const id = await seedUpload(g, owner.id);
     const { db } = g.built.ctx.database;
     expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("");
-    const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
     // A write that (unlike every real one) puts the stamp back: the cached page stands.
-    await db.updateTable("uploads").set({ caption: "behind the stamp" }).where("id", "=", id).execute();
-    await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+    await editBehindTheStamp(g, id);
     expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("");
     // Any real write bumps it, by trigger, in its own transaction.
     await db.updateTable("uploads").set({ caption: "seen" }).where("id", "=", id).execute();
@@ -141,10 +147,8 @@ describe("the cached feed page", () => {
     const id = await seedUpload(g, owner.id);
     const { db } = g.built.ctx.database;
     expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("");
-    const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
     // An edit behind the feed stamp's back: whatever still shows it was served from the cached page.
-    await db.updateTable("uploads").set({ caption: "behind the stamp" }).where("id", "=", id).execute();
-    await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+    const n = await editBehindTheStamp(g, id);
     expect((await g.call("PUT", `/upload/${id}/like`, { token: fan.token })).statusCode).toBe(200);
     const c = await g.call("POST", `/upload/${id}/comments`, { token: fan.token, body: { text: "yes" } });
     expect(c.statusCode, c.body).toBe(201);

@@ -1,6 +1,8 @@
+import { readFile } from "node:fs/promises";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { APP_ROUTES } from "../../src/http/app-routes.js";
+import { testMp4 } from "../media/helpers.js";
 import { type BrowserGallery, joinAs, LAPTOP, PHONE, photoFile, startBrowserGallery } from "./browser-kit.js";
 
 /**
@@ -100,6 +102,77 @@ describe("live event pages in the browser", () => {
     expect(feed.items).toEqual([]);
     await api("PATCH", "/admin/config", admin, { premoderation: false });
   }, 120_000);
+
+  it("moderates at wedding scale: large previews with caption and tags, video playback, select-many, keys, approve-all", async () => {
+    await api("PATCH", "/admin/config", admin, { premoderation: true });
+    const host = await guest("Mod Host");
+    await api("POST", `/host/users/${host.user.id}/promote`, admin);
+    const ann = await guest("Mod Ann");
+    const jpeg = await readFile(await photoFile(g, "mod.jpg", 30));
+    const mp4 = await testMp4();
+    const post = async (file: Buffer, type: string, name: string, caption: string, tags: string) => {
+      const form = new FormData();
+      form.set("caption", caption);
+      form.set("hashtags", tags);
+      form.set("file", new Blob([file], { type }), name);
+      const res = await fetch(`${g.base}/api/v1/upload`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ann.token}` },
+        body: form,
+      });
+      expect(res.status, await res.clone().text()).toBe(201);
+    };
+    for (const [viewport, locale] of [
+      [PHONE, "en-US"],
+      [LAPTOP, "de-DE"],
+    ] as const) {
+      for (let i = 0; i < 4; i++)
+        await post(jpeg, "image/jpeg", `p${i}.jpg`, `Dance floor ${i}`, "dance party");
+      await post(mp4, "video/mp4", "v.mp4", "First dance video", "video");
+      const page = await signedIn(viewport, locale, host.token);
+      await page.goto(`${g.base}/host`);
+      await page.waitForSelector("[data-testid=pending-queue] [data-testid=approve]", { timeout: 15_000 });
+      const badge = page.locator("[data-testid=pending-badge]");
+      expect(await badge.textContent()).toBe("5");
+      expect(await page.textContent("[data-testid=pending-live-badge]")).toBe("5");
+      // Large previews (not thumbnails), caption and tags; the video plays in place.
+      const width = await page
+        .locator(".mod-media")
+        .first()
+        .evaluate((el) => el.getBoundingClientRect().width);
+      expect(width).toBeGreaterThan(300);
+      expect(await page.textContent(".mod-list")).toContain("Dance floor 0");
+      expect(await page.textContent(".mod-list")).toContain("#party");
+      const video = page.locator("[data-testid=pending-video]");
+      expect(await video.getAttribute("controls")).not.toBeNull();
+      await g.shot(page, `live-moderation-${viewport.width}-${locale}`);
+      // Two selected, approved together.
+      await page.locator("[data-testid=select]").nth(0).check();
+      await page.locator("[data-testid=select]").nth(1).check();
+      await page.click("[data-testid=approve-selected]");
+      await page.waitForFunction(
+        'document.querySelector("[data-testid=pending-badge]")?.textContent === "3"',
+      );
+      if (viewport === LAPTOP) {
+        // Keyboard: the focused one (first) approved with A, then J moves on and X selects.
+        await page.keyboard.press("a");
+        await page.waitForFunction(
+          'document.querySelector("[data-testid=pending-badge]")?.textContent === "2"',
+        );
+        await page.keyboard.press("j");
+        await page.keyboard.press("x");
+        expect(await page.locator(".mod-list li.selected").count()).toBe(1);
+        expect(await page.isVisible(".mod-keys")).toBe(true);
+      }
+      // Everything else at once (after a confirmation).
+      await page.click("[data-testid=approve-all]");
+      await page.waitForSelector("[data-testid=pending-queue]", { state: "detached", timeout: 10_000 });
+      expect(g.dialogs.at(-1)).toMatch(/\d/);
+    }
+    const feed = await api("GET", "/feed?limit=100", host.token);
+    expect(feed.items.filter((i: { approval: string }) => i.approval === "pending")).toEqual([]);
+    await api("PATCH", "/admin/config", admin, { premoderation: false });
+  }, 180_000);
 
   it("shows a banned guest's notice as a warning and a long event name in full at 360 px", async () => {
     await api("PATCH", "/admin/config", admin, { event_name: LONG_NAME });

@@ -265,6 +265,13 @@ const en = {
   slideshow_offline: "Offline: reconnecting…",
   language: "Deutsch",
   // Live event (issue 27, part A)
+  mod_approve_all: "Approve all ({n})",
+  mod_approve_selected: "Approve selected ({n})",
+  mod_select_all: "Select all",
+  mod_select: "Select",
+  mod_keys: "Keys: J/K next/previous · A approve · R reject · X select · Shift+A approve selected",
+  mod_confirm_all: "Approve all {n} waiting uploads?",
+  mod_more: "Show more",
   q_pending_note:
     "Uploaded. Hosts approve new photos before others see them; until then they are in your feed marked “Waiting for approval”.",
 };
@@ -539,6 +546,14 @@ const de: Dict = {
   slideshow_offline: "Offline: verbinde neu…",
   language: "English",
   // Live event (issue 27, part A)
+  mod_approve_all: "Alle freigeben ({n})",
+  mod_approve_selected: "Auswahl freigeben ({n})",
+  mod_select_all: "Alle auswählen",
+  mod_select: "Auswählen",
+  mod_keys:
+    "Tasten: J/K nächstes/voriges · A freigeben · R ablehnen · X auswählen · Umschalt+A Auswahl freigeben",
+  mod_confirm_all: "Alle {n} wartenden Uploads freigeben?",
+  mod_more: "Mehr zeigen",
   q_pending_note:
     "Hochgeladen. Gastgeber geben neue Fotos frei, bevor andere sie sehen; bis dahin stehen sie in deinem Feed mit „Wartet auf Freigabe“.",
 };
