@@ -49,6 +49,12 @@ export interface Settings {
   accent_color: string;
   /** Overrides GALLERY_PUBLIC_URL for the QR code and printed card; null = the env value. */
   public_url: string | null;
+  /** Guests may write in the guestbook (issue 27). */
+  guestbook_enabled: boolean;
+  /** The guestbook also takes voice messages. */
+  guestbook_voice: boolean;
+  /** Guests see only their own uploads until the gallery is released (issue 27). */
+  upload_only: boolean;
 }
 export interface SettingsStore {
   get<K extends keyof Settings>(key: K): Promise<Settings[K]>;

@@ -63,6 +63,8 @@ export interface FeedPage {
  */
 export const settledAt = (nowMs: number) => Math.floor((nowMs - DELTA_SETTLE_MS) / 1000) * 1000;
 const deltaCursorAt = (nowMs: number) => encode([toIso(settledAt(nowMs)), ""]);
+/** A delta cursor from the server clock, for pages built outside readFeed. */
+export const deltaCursorNow = (ctx: Pick<GalleryContext, "clock">) => deltaCursorAt(ctx.clock.now());
 
 /** The per-process caches of /feed and /feed/delta (one set per app instance). */
 export interface FeedCaches {
@@ -90,7 +92,7 @@ export function createFeedCaches(reader: Kysely<GalleryDB>): FeedCaches {
       return new Map(rows.map((r) => [r.id, [Number(r.like_count ?? 0), Number(r.comment_count ?? 0)]]));
     }),
     // One reader per VIEWER_FIELDS entry, in its order.
-    masks: new ViewerMasks([likedReader(reader)]),
+    masks: new ViewerMasks([likedReader(reader), (viewer, ids) => repo.favoritedAmong(reader, viewer, ids)]),
     deltaCursor: new PerMillisecond(deltaCursorAt),
   };
 }

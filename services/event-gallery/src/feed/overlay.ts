@@ -8,11 +8,11 @@
  * - per-viewer fields: kept per viewer while that viewer's `users.viewer_rev` stands (bumped by
  *   trigger with each change of the viewer's own likes), so other guests' reactions cost nothing.
  *
- * Adding a per-viewer boolean field (say `favorited_by_me`):
+ * Adding a per-viewer boolean field (as `favorited_by_me` was, migration 013):
  * 1. a migration adds a trigger on its table calling `viewer_rev_bump` (PostgreSQL) / updating
  *    `users.viewer_rev` (SQLite) for the row's `user_id` on insert and delete;
  * 2. its name goes at the end of VIEWER_FIELDS and its reader (which of `ids` the viewer has set,
- *    one statement) at the same place in the list `viewerFieldReaders` returns;
+ *    one statement) at the same place in the list createFeedCaches (feed.ts) gives ViewerMasks;
  * 3. the field goes into FeedItem/toFeedItem (serialize.ts), the item query, and the Item schema.
  * The templates turn every field named here into a hole; nothing else changes.
  */
@@ -20,7 +20,7 @@
 /** Counts filled per request (kept under both stamps). Order = the number arrays' order. */
 export const COUNT_FIELDS = ["like_count", "comment_count"] as const;
 /** Per-viewer boolean fields; bit i of a viewer's mask for an upload is VIEWER_FIELDS[i]. */
-export const VIEWER_FIELDS = ["liked_by_me"] as const;
+export const VIEWER_FIELDS = ["liked_by_me", "favorited_by_me"] as const;
 
 export type Counts = readonly number[];
 /** Reads the counts (COUNT_FIELDS order) of `ids`; ids that no longer exist may be absent. */

@@ -268,6 +268,7 @@ function itemQuery(db: Db, viewerId: string) {
       "u.display_path",
       "u.thumbnail_path",
       "u.approval",
+      "u.highlighted_at",
       ...countColumns(eb),
       eb
         .exists(
@@ -278,6 +279,15 @@ function itemQuery(db: Db, viewerId: string) {
             .where("ml.user_id", "=", viewerId),
         )
         .as("liked_by_me"),
+      eb
+        .exists(
+          eb
+            .selectFrom("favorites as mf")
+            .select("mf.upload_id")
+            .whereRef("mf.upload_id", "=", "u.id")
+            .where("mf.user_id", "=", viewerId),
+        )
+        .as("favorited_by_me"),
       tags.as("tags"),
     ]);
 }
@@ -378,6 +388,21 @@ const likedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown 
     .select("l.upload_id")
     .where("l.user_id", "=", p.viewer)
     .where(inArray(db, "l.upload_id", p.ids)),
+);
+
+/** Which of `ids` the viewer starred (issue 27): a per-viewer overlay field (overlay.ts). */
+export async function favoritedAmong(db: Db, viewerId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await favoritedStatement(db, { viewer: viewerId, ids: arrayParam(db, ids) });
+  return new Set(rows.map((r) => r.upload_id));
+}
+
+const favoritedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown }) =>
+  db
+    .selectFrom("favorites as f")
+    .select("f.upload_id")
+    .where("f.user_id", "=", p.viewer)
+    .where(inArray(db, "f.upload_id", p.ids)),
 );
 
 /**

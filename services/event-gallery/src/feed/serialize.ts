@@ -25,6 +25,10 @@ export interface FeedItem {
   thumbnail_url: string | null;
   /** Pre-moderation: a guest sees "pending" only on their own uploads (issue 14). */
   approval: "approved" | "pending";
+  /** The viewer starred it (issue 27; private to the viewer). */
+  favorited_by_me: boolean;
+  /** A host marked it as a highlight (issue 27). */
+  highlight: boolean;
 }
 
 /** Who is looking: `liked_by_me` is theirs, and media URLs carry their `?t=` media token. */
@@ -98,5 +102,7 @@ export function toFeedItem(r: ItemRow, viewer: FeedViewer): FeedItem {
     display_url: !isVideo && r.display_path ? `${base}display?t=${t}` : null,
     thumbnail_url: r.thumbnail_path ? `${base}thumbnail?t=${t}` : null,
     approval: r.approval,
+    favorited_by_me: Number(r.favorited_by_me) === 1,
+    highlight: r.highlighted_at !== null,
   };
 }

@@ -1,9 +1,9 @@
-import { toIso } from "@app/kit/clock";
 import { conflict, notFound, validationFailed } from "@app/kit/errors";
 import { recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { clampLimit, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
+import { decodePageKey, encodePageKey } from "../feed/page-key.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
 import * as repo from "./repository.js";
 
@@ -12,18 +12,6 @@ import * as repo from "./repository.js";
  * (the upload joins the feed, everyone hears `new-upload`) or reject (a takedown: the idempotency
  * key stays claimed). Also the guest's own list, where pending uploads show as such.
  */
-
-const encode = (k: repo.PageKey) => Buffer.from(JSON.stringify([k.created_at, k.id])).toString("base64url");
-function decode(raw: string): repo.PageKey {
-  try {
-    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") {
-      const at = Date.parse(v[0]);
-      if (!Number.isNaN(at) && v[1].length <= 64) return { created_at: toIso(at), id: v[1] };
-    }
-  } catch {}
-  throw validationFailed("cursor", "The cursor is not one this server issued.");
-}
 
 /** Ids one bulk approval may name (contract "Live event"). */
 export const BULK_APPROVE_MAX = 200;
@@ -40,7 +28,7 @@ async function page(
   keysOf: (cursor: repo.PageKey | null, limit: number) => Promise<repo.PageKey[]>,
 ): Promise<Page> {
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
-  const keys = await keysOf(query.cursor ? decode(query.cursor) : null, limit + 1);
+  const keys = await keysOf(query.cursor ? decodePageKey(query.cursor) : null, limit + 1);
   const shown = keys.slice(0, limit);
   const items = await loadFeedItems(
     ctx.database.db,
@@ -48,7 +36,7 @@ async function page(
     { id: user.id, mediaToken: await ctx.auth.mediaToken(user) },
   );
   const last = shown.at(-1);
-  return { items, next_cursor: keys.length > limit && last ? encode(last) : null };
+  return { items, next_cursor: keys.length > limit && last ? encodePageKey(last) : null };
 }
 
 /** GET /feed?mine=1: the caller's own live uploads, newest first, pending ones included. */

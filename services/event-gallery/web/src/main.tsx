@@ -7,7 +7,7 @@ import { eventName, loadPublicEvent, publicEvent } from "./branding.js";
 import { lang, setLang, t } from "./i18n.js";
 import { connected, onLive, startLive, stopLive } from "./live.js";
 import { AdminPage } from "./pages/Admin.js";
-import { FeedPage } from "./pages/Feed.js";
+import { GalleryTabs } from "./pages/GalleryTabs.js";
 import { HostPage } from "./pages/Host.js";
 import { JoinPage } from "./pages/Join.js";
 import { QrCardPage } from "./pages/QrCard.js";
@@ -15,6 +15,7 @@ import { SlideshowPage } from "./pages/Slideshow.js";
 import { restoreQueue, resumeLocked } from "./queue.js";
 import { useStore } from "./store.js";
 import "./styles.css";
+import "./live-event.css";
 
 function Header() {
   const m = useStore(me);
@@ -167,7 +168,7 @@ function App() {
   return (
     <>
       <Header />
-      {path === "/host" ? <HostPage /> : <FeedPage />}
+      {path === "/host" ? <HostPage /> : <GalleryTabs />}
     </>
   );
 }
