@@ -1,4 +1,3 @@
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { createTestEnv, testBackend } from "../src/db/testing.js";
 import {
@@ -12,6 +11,7 @@ import {
 } from "../src/db.js";
 import { createHttpApp, toErrorResponse } from "../src/http.js";
 import { captureLogger } from "../src/logger.js";
+import { terminateBackends } from "../src/testing/outage.js";
 import { startTcpProxy, type TcpProxy } from "../src/testing/tcp-proxy.js";
 
 interface DB {
@@ -168,19 +168,6 @@ describe.runIf(testBackend() === "postgres")("PostgreSQL going away", () => {
     await database.migrate(migrations);
   };
 
-  /** What stopping the server does to each connection: the backend ends with 57P01. */
-  const terminateBackends = async () => {
-    const admin = new pg.Client({ connectionString: dbUrl });
-    await admin.connect();
-    try {
-      await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
-      );
-    } finally {
-      await admin.end();
-    }
-  };
-
   const fill = async () => {
     // Several pooled connections, idle afterwards.
     await Promise.all(Array.from({ length: 4 }, () => sql`SELECT pg_sleep(0.02)`.execute(database.db)));
@@ -213,7 +200,7 @@ describe.runIf(testBackend() === "postgres")("PostgreSQL going away", () => {
       if (how === "cut") await proxy.stop();
       else {
         await proxy.stop();
-        await terminateBackends();
+        await terminateBackends(dbUrl);
       }
       release();
       await expect(tx).rejects.toBeInstanceOf(DatabaseUnavailableError);
@@ -257,7 +244,7 @@ describe.runIf(testBackend() === "postgres")("PostgreSQL going away", () => {
       await database.notifier.publish("outage_test", "before");
       await expect.poll(() => heard).toEqual(["before"]);
       await proxy.stop();
-      if (how === "stopped") await terminateBackends();
+      if (how === "stopped") await terminateBackends(dbUrl);
       await expect(database.notifier.publish("outage_test", "lost")).rejects.toBeDefined();
       await proxy.start();
       // Published until the re-LISTENed connection hears one (reconnect has a backoff).

@@ -1,7 +1,7 @@
 import { sql } from "@app/kit/db";
 import { createTestEnv, testBackend } from "@app/kit/db/testing";
+import { expectDatabaseUnavailable, expectOneOutageLine, terminateBackends } from "@app/kit/testing/outage";
 import { startTcpProxy } from "@app/kit/testing/tcp-proxy";
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Gallery, startGallery } from "./harness.js";
 
@@ -11,24 +11,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-type Res = { statusCode: number; headers: Record<string, unknown>; json(): { error: { code: string } } };
-
-function expectOutageAnswer(res: Res) {
-  expect(res.statusCode).toBe(503);
-  expect(res.headers["retry-after"]).toBe("5");
-  expect(res.json().error.code).toBe("database_unavailable");
-}
-
-const parsed = (g: Gallery) => g.logs.lines.map((l) => JSON.parse(l) as { level: number; msg: string });
-
-function expectOneOutageLine(g: Gallery) {
-  const lines = parsed(g);
-  expect(lines.filter((l) => l.msg.startsWith("database unavailable")).length).toBe(1);
-  // No stack per request.
-  expect(lines.filter((l) => l.level >= 50)).toEqual([]);
-  expect(g.logs.text()).not.toContain('"stack"');
-}
 
 const joins = (g: Gallery, n: number, prefix: string) =>
   Promise.all(
@@ -51,19 +33,14 @@ describe.runIf(testBackend() === "postgres")("event-gallery with PostgreSQL goin
       const inFlight = joins(g, 30, "During");
       await proxy.stop();
       if (how === "stopped") {
-        const admin = new pg.Client({ connectionString: url.toString() });
-        await admin.connect();
-        await admin.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
-        );
-        await admin.end();
+        await terminateBackends(url.toString());
       }
       for (const res of await inFlight) expect([201, 503]).toContain(res.statusCode);
-      for (const res of await joins(g, 20, "Outage")) expectOutageAnswer(res);
-      expectOutageAnswer(await g.call("GET", "/feed", { token }));
-      expectOutageAnswer(await g.call("GET", "/me/context", { token }));
+      for (const res of await joins(g, 20, "Outage")) expectDatabaseUnavailable(res);
+      expectDatabaseUnavailable(await g.call("GET", "/feed", { token }));
+      expectDatabaseUnavailable(await g.call("GET", "/me/context", { token }));
       expect((await g.built.app.inject({ url: "/readyz" })).statusCode).toBe(503);
-      expectOneOutageLine(g);
+      expectOneOutageLine(g.logs.lines);
 
       await proxy.start();
       await expect
@@ -72,7 +49,7 @@ describe.runIf(testBackend() === "postgres")("event-gallery with PostgreSQL goin
       await expect
         .poll(async () => {
           await g.call("GET", "/feed", { token });
-          return parsed(g).filter((l) => l.msg === "database reachable again").length;
+          return g.logs.lines.filter((l) => l.includes('"msg":"database reachable again"')).length;
         })
         .toBe(1);
     });
@@ -93,10 +70,10 @@ describe.runIf(testBackend() === "sqlite")("event-gallery with SQLite failing to
     for (let round = 0; round < 20 && !statuses.has(503); round++)
       for (const res of await joins(g, 25, `Guest ${round}`)) {
         statuses.add(res.statusCode);
-        if (res.statusCode !== 201) expectOutageAnswer(res);
+        if (res.statusCode !== 201) expectDatabaseUnavailable(res);
       }
     expect(statuses.has(503)).toBe(true);
-    expectOneOutageLine(g);
+    expectOneOutageLine(g.logs.lines);
     // Reads still work.
     expect((await g.call("GET", "/feed", { token })).statusCode).toBe(200);
   });

@@ -1,7 +1,7 @@
 import { sql } from "@app/kit/db";
 import { createTestEnv, testBackend } from "@app/kit/db/testing";
+import { expectDatabaseUnavailable, expectOneOutageLine, terminateBackends } from "@app/kit/testing/outage";
 import { startTcpProxy } from "@app/kit/testing/tcp-proxy";
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { type Harness, startHarness } from "./harness.js";
 
@@ -12,23 +12,6 @@ const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-type Res = Awaited<ReturnType<Harness["call"]>>;
-
-function expectOutageAnswer(res: Res) {
-  expect(res.statusCode, res.body).toBe(503);
-  expect(res.headers["retry-after"]).toBe("5");
-  expect(res.json().error.code).toBe("database_unavailable");
-}
-
-const parsed = (h: Harness) => h.logs.lines.map((l) => JSON.parse(l) as { level: number; msg: string });
-
-function expectOneOutageLine(h: Harness) {
-  const lines = parsed(h);
-  expect(lines.filter((l) => l.msg.startsWith("database unavailable")).length).toBe(1);
-  expect(lines.filter((l) => l.level >= 50)).toEqual([]);
-  expect(h.logs.text()).not.toContain('"stack"');
-}
 
 const hello = (h: Harness) => h.built.app.inject({ url: "/hello", headers: { host: "localhost" } });
 
@@ -50,21 +33,16 @@ describe.runIf(testBackend() === "postgres")("script-platform with PostgreSQL go
       ]);
       await proxy.stop();
       if (how === "stopped") {
-        const admin = new pg.Client({ connectionString: url.toString() });
-        await admin.connect();
-        await admin.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
-        );
-        await admin.end();
+        await terminateBackends(url.toString());
       }
       for (const res of await inFlight) expect(res.statusCode).not.toBe(500);
       for (let i = 0; i < 5; i++) {
-        expectOutageAnswer(await h.call("GET", "/api/v1/admin/apps"));
-        expectOutageAnswer(await h.call("POST", "/api/v1/admin/apps", { slug: `web${i}` }));
-        expectOutageAnswer(await hello(h));
+        expectDatabaseUnavailable(await h.call("GET", "/api/v1/admin/apps"));
+        expectDatabaseUnavailable(await h.call("POST", "/api/v1/admin/apps", { slug: `web${i}` }));
+        expectDatabaseUnavailable(await hello(h));
       }
       expect((await h.built.app.inject({ url: "/readyz" })).statusCode).toBe(503);
-      expectOneOutageLine(h);
+      expectOneOutageLine(h.logs.lines);
 
       await proxy.start();
       await expect.poll(async () => (await h.call("GET", "/api/v1/admin/apps")).statusCode).toBe(200);
@@ -85,10 +63,10 @@ describe.runIf(testBackend() === "sqlite")("script-platform with SQLite failing 
     for (let i = 0; i < 200 && !statuses.has(503); i++) {
       const res = await h.call("POST", "/api/v1/admin/apps", { slug: `app${i}`, description: big });
       statuses.add(res.statusCode);
-      if (res.statusCode !== 201) expectOutageAnswer(res);
+      if (res.statusCode !== 201) expectDatabaseUnavailable(res);
     }
     expect(statuses.has(503)).toBe(true);
-    expectOneOutageLine(h);
+    expectOneOutageLine(h.logs.lines);
     expect((await h.call("GET", "/api/v1/admin/apps")).statusCode).toBe(200);
   });
 });
