@@ -2,6 +2,9 @@ import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 
 const kitSrc = fileURLToPath(new URL("./packages/kit/src/", import.meta.url));
+const argon2TestCost = fileURLToPath(
+  new URL("./packages/kit/test/setup/argon2-test-cost.ts", import.meta.url),
+);
 
 // Tests run the TypeScript sources directly; `@app/kit/x` resolves to packages/kit/src/x.ts.
 const shared = {
@@ -28,8 +31,8 @@ export default defineConfig({
     projects: [
       project("kit", "packages/kit"),
       project("portal-bridge", "services/portal-bridge"),
-      project("event-gallery", "services/event-gallery"),
-      project("script-platform", "services/script-platform"),
+      project("event-gallery", "services/event-gallery", { setupFiles: [argon2TestCost] }),
+      project("script-platform", "services/script-platform", { setupFiles: [argon2TestCost] }),
     ],
     passWithNoTests: false,
     // CI asks for a JSON report too (scripts/test-summary.mjs prints the closing line from it).
