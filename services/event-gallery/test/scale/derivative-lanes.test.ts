@@ -11,8 +11,8 @@ import { type Gallery, startGallery, testMp4, upload, uploadRow } from "../media
  * start in a folder and waits for a gate file, so the test sees how many renders overlap.
  */
 /**
- * A stand-in ffmpeg that marks each start in `dir`, appends to `dir/overlap` how many renders run
- * beside it (itself included) and renders once `dir/open` exists.
+ * A stand-in ffmpeg that appends to `dir/overlap` how many renders run beside it (itself
+ * included), then marks its start in `dir`, and renders once `dir/open` exists.
  */
 async function standIn(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "lanes-"));
@@ -26,7 +26,7 @@ async function standIn(): Promise<string> {
   await writeFile(
     script,
     // real-time: a shell script has no event to wait on; it polls its gate file.
-    `#!/bin/sh\ntouch "${dir}/started-$$" "${dir}/running-$$"\nls "${dir}" | grep -c '^running-' >> "${dir}/overlap"\nwhile [ ! -e "${dir}/open" ]; do sleep 0.05; done\nrm -f "${dir}/running-$$"\nexec cat "${dir}/frame.png"\n`,
+    `#!/bin/sh\ntouch "${dir}/running-$$"\nls "${dir}" | grep -c '^running-' >> "${dir}/overlap"\ntouch "${dir}/started-$$"\nwhile [ ! -e "${dir}/open" ]; do sleep 0.05; done\nrm -f "${dir}/running-$$"\nexec cat "${dir}/frame.png"\n`,
   );
   await chmod(script, 0o755);
   return dir;
