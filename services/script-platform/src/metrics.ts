@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { PlatformContext } from "./context.js";
 import { executionsByStatus, outboxDepth, unresolvedDeadLetters } from "./metrics-repo.js";
 
-/** Live state of the sandbox worker pool, read at scrape time (see /work/coord/platform.md). */
+/** Live state of the sandbox worker pool, read at scrape time. */
 export interface PoolGauges {
   /** Workers running a script right now. */
   busy: () => number;

@@ -18,7 +18,7 @@ export interface Session {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastUsed: number;
-  /** Which credential opened it (see /work/coord/bridge.md): "auth", "connector", "path", … */
+  /** Which credential opened it: "auth", "connector", "path", … */
   credential: string;
   /** Requests (including a listening GET stream) still open; such a session is not idle. */
   active: number;
