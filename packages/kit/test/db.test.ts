@@ -232,6 +232,8 @@ describe(`migrations on ${testBackend()}`, () => {
       const slow: Migration = {
         version: 2,
         name: "slow",
+        // real-time: keeps the first migrator inside its migration (a statement offers no hook),
+        // so the second process meets the migration lock rather than an already migrated schema.
         sql: "SELECT pg_sleep(0.3); CREATE TABLE more (id TEXT PRIMARY KEY);",
       };
       const a = openDatabase({ url: env.databaseUrl });

@@ -50,6 +50,7 @@ describe.runIf(testBackend() === "postgres")("two processes on one PostgreSQL", 
     const id = posted.json().upload.id as string;
     await Promise.race([
       seen,
+      // real-time: a deadline that fails the test with what A's stream showed.
       new Promise((_, rej) => setTimeout(() => rej(new Error(`no new-upload on A: ${text}`)), 15_000)),
     ]);
     expect(text).toContain(id);

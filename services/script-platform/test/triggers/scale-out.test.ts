@@ -47,6 +47,7 @@ function startInstance(env: TestEnv, key: string, name: string): Promise<Instanc
   proc.on("exit", () => rmSync(dataDir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
     const inst: Instance = { proc, port: 0, output: "" };
+    // real-time: a deadline for the child process to start, failing with its output.
     const timer = setTimeout(() => reject(new Error(`${name} did not start: ${inst.output}`)), 40_000);
     const onData = (chunk: Buffer) => {
       inst.output += chunk.toString();
@@ -73,6 +74,7 @@ async function until<T>(
     const v = await probe();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // real-time: polls other processes (their HTTP answers and rows); no event of theirs reaches this one.
     await new Promise((r) => setTimeout(r, 50));
   }
 }
