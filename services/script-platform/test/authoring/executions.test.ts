@@ -121,6 +121,7 @@ describe("executions: filters and the live tail", () => {
       await h.call("POST", "/api/v1/admin/scripts", {
         app_id: appId,
         name: "slow",
+        // real-time: a script's own timer that never fires before its time limit ends the run
         source: "export default () => new Promise((r) => setTimeout(r, 60_000));",
         timeout_seconds: 1,
       })
@@ -140,6 +141,9 @@ describe("executions: filters and the live tail", () => {
       i++
     ) {
       await h.clock.advance(500);
+      // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+      // messages in before the fake clock moves again (the loop ends on the condition, not the
+      // pause)
       await new Promise((r) => setTimeout(r, 20));
     }
     expect((await slowRun).statusCode).toBe(504);
