@@ -40,6 +40,8 @@ const serial: Record<string, string[]> = {
 interface Extra {
   /** Files for the project's setupFiles. */
   setupFiles?: string[];
+  /** Run once before the project's files (builds what parallel files read). */
+  globalSetup?: string;
 }
 
 const base = (name: string, root: string, extra: Extra) => ({
@@ -75,6 +77,7 @@ function project(name: string, root: string, extra: Extra = {}) {
         include,
         exclude: [...configDefaults.exclude, ...own, ...alone],
         isolate: false,
+        ...(extra.globalSetup ? { globalSetup: [extra.globalSetup] } : {}),
       },
     },
   ];
@@ -99,8 +102,14 @@ export default defineConfig({
     projects: [
       ...project("kit", "packages/kit"),
       ...project("portal-bridge", "services/portal-bridge"),
-      ...project("event-gallery", "services/event-gallery", { setupFiles: [argon2TestCost] }),
-      ...project("script-platform", "services/script-platform", { setupFiles: [argon2TestCost] }),
+      ...project("event-gallery", "services/event-gallery", {
+        setupFiles: [argon2TestCost],
+        globalSetup: "test/global-setup.ts",
+      }),
+      ...project("script-platform", "services/script-platform", {
+        setupFiles: [argon2TestCost],
+        globalSetup: "test/dashboard-dist.ts",
+      }),
     ],
     maxWorkers,
     passWithNoTests: false,
