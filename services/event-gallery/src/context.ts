@@ -6,8 +6,7 @@ import type { Config } from "./config.js";
 import type { GalleryDB, Role } from "./db/schema.js";
 
 /**
- * What every gallery module receives. Built once in app.ts (owned by the gallery-core helper);
- * other modules depend on these interfaces, not on each other's internals.
+ * What every gallery module receives. Built once in app.ts; other modules depend on these interfaces, not on each other's internals.
  */
 export interface GalleryContext {
   config: Config;

@@ -4,7 +4,7 @@ import type { PlatformContext } from "./context.js";
 import { executionsByStatus, outboxDepth, unresolvedDeadLetters } from "./metrics-repo.js";
 import { PRODUCT_VERSION } from "./version.js";
 
-/** Live state of the sandbox worker pool, read at scrape time (see /work/coord/platform.md). */
+/** Live state of the sandbox worker pool, read at scrape time. */
 export interface PoolGauges {
   /** Workers running a script right now. */
   busy: () => number;

@@ -1,6 +1,4 @@
-import { mkdir, readdir, stat } from "node:fs/promises";
-import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { mkdir } from "node:fs/promises";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
 import { captureLogger } from "@app/kit/logger";
@@ -8,32 +6,10 @@ import { launchChromium } from "@app/kit/testing/browser";
 import type { Browser, Page } from "playwright-core";
 import { type BuiltApp, buildApp } from "../src/app.js";
 import { envSpec } from "../src/config.js";
+import { ensureDashboardBuilt } from "./dashboard-dist.js";
 
-/** Browser tests' shared pieces: the dashboard bundle and the code editor. */
-export const DASHBOARD = fileURLToPath(new URL("../dashboard/", import.meta.url));
-
-/** Newest modification time under a folder (the dashboard sources). */
-async function newestMtime(dir: string): Promise<number> {
-  let newest = 0;
-  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (entry.isFile()) newest = Math.max(newest, (await stat(join(entry.parentPath, entry.name))).mtimeMs);
-  }
-  return newest;
-}
-
-/**
- * `npm ci` builds the dashboard (root prepare → workspace build); build it here too when dist is
- * missing or older than the sources, so a test never exercises a stale bundle.
- */
-export async function ensureDashboardBuilt(): Promise<void> {
-  const built = await stat(join(DASHBOARD, "dist", "index.html")).then(
-    (s) => s.mtimeMs,
-    () => 0,
-  );
-  if (built > (await newestMtime(join(DASHBOARD, "src")))) return;
-  const { build } = await import("vite");
-  await build({ root: DASHBOARD, configFile: join(DASHBOARD, "vite.config.ts"), logLevel: "warn" });
-}
+/** Browser tests' shared pieces: the dashboard bundle (built once, see dashboard-dist.ts) and the code editor. */
+export { DASHBOARD, ensureDashboardBuilt } from "./dashboard-dist.js";
 
 /** Replace the editor's whole text the way a user would (select all, type). */
 export async function setSource(page: Page, source: string): Promise<void> {

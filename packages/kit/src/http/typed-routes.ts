@@ -21,7 +21,7 @@ export type { ZodTypeProvider };
  * Typed routes: every route declares params, querystring, body and each response status as zod
  * schemas (`schema: {...}`), and its auth as `config: { auth: ... }`. Handlers get their types
  * from the schemas through `app.withTypeProvider<ZodTypeProvider>()` (see `typed(app)`).
- * How-to: /work/coord/kit.md and packages/kit/README.md.
+ * How-to: packages/kit/README.md.
  */
 
 /** A Fastify instance whose route handlers are typed from zod schemas. */

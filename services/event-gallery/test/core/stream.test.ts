@@ -25,6 +25,7 @@ async function openStream(base: string, ticket: string) {
         if (!reader || Date.now() > deadline) throw new Error(`stream never showed ${needle}; got: ${buf}`);
         const chunk = await Promise.race([
           reader.read(),
+          // real-time: a deadline that fails the wait with what the stream showed so far.
           new Promise<null>((r) => setTimeout(() => r(null), Math.max(1, deadline - Date.now()))),
         ]);
         if (chunk === null) continue;

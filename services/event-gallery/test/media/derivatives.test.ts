@@ -179,16 +179,17 @@ describe("derivatives worker", () => {
 
   it("kills ffmpeg after the (injected) timeout and counts it as a failed attempt", async () => {
     const script = join(tmpdir(), `slow-ffmpeg-${process.pid}.sh`);
+    // real-time: a stand-in ffmpeg that never finishes on its own; the injected clock's deadline ends it.
     await writeFile(script, "#!/bin/sh\nexec sleep 30\n");
     await chmod(script, 0o755);
     try {
       const id = await uploaded(await testMp4());
       const w = worker(g, { video: { ffmpegPath: script, ffprobePath: null, timeoutMs: 120_000 } });
       const run = w.processPending();
-      for (let i = 0; i < 200 && g.clock.pending() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      await expect.poll(() => g.clock.pending()).toBeGreaterThan(0);
       // Three attempts, each waiting on its own deadline.
       for (let attempt = 0; attempt < 3; attempt++) {
-        for (let i = 0; i < 200 && g.clock.pending() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+        await expect.poll(() => g.clock.pending()).toBeGreaterThan(0);
         expect(g.clock.nextDelay()).toBe(120_000);
         await g.clock.advance(120_000);
       }

@@ -344,9 +344,6 @@ describe("POST /upload", () => {
     });
     const cut = body.payload.subarray(0, 1_000_000);
     const tempFiles = async () => (await mediaFiles(g)).filter((f) => f.includes(".tmp-"));
-    const poll = async (done: () => Promise<boolean>) => {
-      for (let i = 0; i < 500 && !(await done()); i++) await new Promise((r) => setTimeout(r, 20));
-    };
     const req = request({
       host: "127.0.0.1",
       port,
@@ -357,10 +354,9 @@ describe("POST /upload", () => {
     req.on("error", () => {});
     req.write(cut);
     // The server is mid-stream (its temp file exists) when the client goes away.
-    await poll(async () => (await tempFiles()).length > 0);
-    expect(await tempFiles()).toHaveLength(1);
+    await expect.poll(async () => (await tempFiles()).length).toBe(1);
     req.destroy();
-    await poll(async () => (await tempFiles()).length === 0);
+    await expect.poll(async () => (await tempFiles()).length).toBe(0);
     expect(await mediaFiles(g)).toEqual(before);
     const rows = await g.built.ctx.database.db
       .selectFrom("uploads")

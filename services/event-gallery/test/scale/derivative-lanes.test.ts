@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import sharp from "sharp";
@@ -10,7 +10,10 @@ import { type Gallery, startGallery, testMp4, upload, uploadRow } from "../media
  * GALLERY_DERIVATIVE_WORKERS bounds how many uploads render at once. A stand-in ffmpeg marks each
  * start in a folder and waits for a gate file, so the test sees how many renders overlap.
  */
-/** A stand-in ffmpeg that marks each start in `dir` and renders once `dir/open` exists. */
+/**
+ * A stand-in ffmpeg that appends to `dir/overlap` how many renders run beside it (itself
+ * included), then marks its start in `dir`, and renders once `dir/open` exists.
+ */
 async function standIn(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), "lanes-"));
   await writeFile(
@@ -22,13 +25,21 @@ async function standIn(): Promise<string> {
   const script = join(dir, "ffmpeg.sh");
   await writeFile(
     script,
-    `#!/bin/sh\ntouch "${dir}/started-$$"\nwhile [ ! -e "${dir}/open" ]; do sleep 0.05; done\nexec cat "${dir}/frame.png"\n`,
+    // real-time: a shell script has no event to wait on; it polls its gate file.
+    `#!/bin/sh\ntouch "${dir}/running-$$"\nls "${dir}" | grep -c '^running-' >> "${dir}/overlap"\ntouch "${dir}/started-$$"\nwhile [ ! -e "${dir}/open" ]; do sleep 0.05; done\nrm -f "${dir}/running-$$"\nexec cat "${dir}/frame.png"\n`,
   );
   await chmod(script, 0o755);
   return dir;
 }
 
 const startedIn = async (dir: string) => (await readdir(dir)).filter((n) => n.startsWith("started-")).length;
+
+/**
+ * The most renders that ever ran at once: each start counts the renders running after its own mark,
+ * so of several that overlap, the last to start counts them all.
+ */
+const mostAtOnce = async (dir: string) =>
+  Math.max(0, ...(await readFile(join(dir, "overlap"), "utf8")).trim().split("\n").map(Number));
 
 describe("derivative lanes", () => {
   let g: Gallery;
@@ -58,16 +69,13 @@ describe("derivative lanes", () => {
       video: { ffmpegPath: join(dir, "ffmpeg.sh"), ffprobePath: null, timeoutMs: 120_000 },
     });
     const run = w.processPending();
-    const started = () => startedIn(dir);
-    // Wait (bounded, real time: child processes) until three renders are running.
-    for (let i = 0; i < 400 && (await started()) < 3; i++) await new Promise((r) => setTimeout(r, 25));
-    expect(await started()).toBe(3);
-    // Nothing else starts while they hold their lanes (a negative check: a short real wait).
-    await new Promise((r) => setTimeout(r, 300));
-    expect(await started()).toBe(3);
+    // Three renders (child processes) hold their lanes until the gate opens.
+    await expect.poll(() => startedIn(dir)).toBe(3);
     await writeFile(join(dir, "open"), "");
     expect(await run).toBe(5);
-    expect(await started()).toBe(5);
+    expect(await startedIn(dir)).toBe(5);
+    // Never a fourth beside them: a render started while three held their lanes would count four.
+    expect(await mostAtOnce(dir)).toBe(3);
     for (const id of ids) expect((await uploadRow(g, id)).compression_status).toBe("done");
   });
 
@@ -86,7 +94,7 @@ describe("derivative lanes", () => {
     const a = createDerivativeWorker(g.built.ctx, { concurrency: 2, video });
     const b = createDerivativeWorker(g.built.ctx, { concurrency: 2, video });
     const runs = [a.processPending(), b.processPending()];
-    for (let i = 0; i < 400 && (await startedIn(own)) < 4; i++) await new Promise((r) => setTimeout(r, 25));
+    await expect.poll(() => startedIn(own)).toBe(4);
     await writeFile(join(own, "open"), "");
     const [na, nb] = await Promise.all(runs);
     expect((na ?? 0) + (nb ?? 0)).toBe(6);

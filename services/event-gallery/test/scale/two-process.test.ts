@@ -50,6 +50,7 @@ describe.runIf(testBackend() === "postgres")("two processes on one PostgreSQL", 
     const id = posted.json().upload.id as string;
     await Promise.race([
       seen,
+      // real-time: a deadline that fails the test with what A's stream showed.
       new Promise((_, rej) => setTimeout(() => rej(new Error(`no new-upload on A: ${text}`)), 15_000)),
     ]);
     expect(text).toContain(id);
@@ -155,9 +156,17 @@ describe.runIf(testBackend() === "postgres")("two processes on one PostgreSQL", 
     const both = Promise.all([ready("zip"), ready("html")]);
     expect((await a.call("POST", "/host/event/release", { token: admin })).statusCode).toBe(200);
     await both;
-    // A second build would be a second claim of a job already done; leave a moment in which a
-    // duplicate export-ready would arrive (a negative check has no event to await).
-    await new Promise((r) => setTimeout(r, 300));
+    // A second build needs a second claim, and a claim takes a pending row (pending -> running in
+    // one conditional UPDATE): with every row done and none pending or running, none can follow.
+    const jobs = await a.built.ctx.database.db
+      .selectFrom("export_jobs")
+      .select(["kind", "status"])
+      .orderBy("kind")
+      .execute();
+    expect(jobs).toEqual([
+      { kind: "html", status: "done" },
+      { kind: "zip", status: "done" },
+    ]);
     const builds = events.seen.filter((e) => e.event === "export-ready").map((e) => e.data.kind);
     expect(builds.sort()).toEqual(["html", "zip"]);
     events.stop();

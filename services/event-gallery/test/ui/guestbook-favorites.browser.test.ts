@@ -82,6 +82,7 @@ describe("guestbook, upload-only, favourites and highlights in a browser", () =>
     // A voice message from the fake microphone: record, listen back, send.
     await ann.click("[data-testid=gb-record]");
     await ann.waitForSelector("[data-testid=gb-stop]");
+    // real-time: the fake microphone records in real time; the voice message needs some length
     await ann.waitForTimeout(2_500);
     await shot(ann, "guestbook-recording-phone-en");
     await ann.click("[data-testid=gb-stop]");

@@ -35,7 +35,9 @@ function startServer(env: TestEnv, idleS = 30): Promise<Server> {
   });
   return new Promise((resolve, reject) => {
     const s: Server = { proc, base: "", output: "" };
-    const timer = setTimeout(() => reject(new Error(`no start: ${s.output}`)), 60_000);
+    // real-time: a deadline for the child process to start, failing with its output (a cold tsx
+    // start of the whole service on a 2-core machine under full load can take a minute).
+    const timer = setTimeout(() => reject(new Error(`no start: ${s.output}`)), 100_000);
     const onData = (chunk: Buffer) => {
       s.output += chunk.toString();
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(s.output);
@@ -57,6 +59,7 @@ async function until<T>(what: string, probe: () => Promise<T | null | undefined 
     const v = await probe();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // real-time: polls another process's files and HTTP answers; no event of it reaches this one.
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -154,10 +157,11 @@ describe("crash safety with a real process", () => {
       if (server.proc.exitCode === null && server.proc.signalCode === null) {
         const exited = new Promise((r) => server.proc.once("exit", r));
         server.proc.kill("SIGTERM");
+        // real-time: a deadline for the child's graceful stop, then it is killed.
         const hard = setTimeout(() => server.proc.kill("SIGKILL"), 15_000);
         await exited;
         clearTimeout(hard);
       }
     }
-  }, 120_000);
+  }, 300_000);
 });

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { readdir } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
-import { setTimeout as delay } from "node:timers/promises";
+import { expect } from "vitest";
 import type { Gallery } from "../core/harness.js";
 
 /** A minimal tus client over real sockets, so a body can be cut off mid-way. */
@@ -12,8 +12,18 @@ export interface Tus {
   create(token: string, length: number, meta: Record<string, string>): Promise<Response>;
   head(token: string, location: string): Promise<Response>;
   patch(token: string, location: string, offset: number, body: Uint8Array): Promise<Response>;
-  /** Send `sent` bytes of a PATCH announcing `announced`, then cut the connection. */
-  cutPatch(token: string, location: string, offset: number, announced: Buffer, sent: number): Promise<void>;
+  /**
+   * Send `sent` bytes of a PATCH announcing `announced`, wait until `delivered()` says the server
+   * holds them, then cut the connection.
+   */
+  cutPatch(
+    token: string,
+    location: string,
+    offset: number,
+    announced: Buffer,
+    sent: number,
+    delivered: () => Promise<boolean>,
+  ): Promise<void>;
 }
 
 export async function listen(g: Gallery): Promise<Tus> {
@@ -48,8 +58,8 @@ export function tusClient(base: string): Tus {
         }),
         body,
       }),
-    cutPatch: (token, location, offset, announced, sent) =>
-      new Promise((resolve) => {
+    cutPatch: (token, location, offset, announced, sent, delivered) =>
+      new Promise((resolve, reject) => {
         const req = request(`${base}${location}`, {
           method: "PATCH",
           headers: h(token, {
@@ -61,17 +71,26 @@ export function tusClient(base: string): Tus {
         req.on("error", () => resolve());
         req.on("close", () => resolve());
         req.write(announced.subarray(0, sent), () => {
-          // Give the bytes a moment on the wire, then drop the connection as a phone would.
-          setTimeout(() => req.destroy(), 50);
+          // Drop the connection as a phone would, once the server stored what was sent: a cut
+          // before its handler reads the body would deliver nothing.
+          expect
+            .poll(delivered)
+            .toBe(true)
+            .then(
+              () => req.destroy(),
+              (err: unknown) => {
+                req.destroy();
+                reject(err);
+              },
+            );
         });
       }),
   };
 }
 
 /**
- * The offset once the server has taken in what a cut PATCH delivered. A cut client cannot know
- * when the server's handler has run (the HEAD may even reach the server before the cut request
- * does), so this awaits the condition: HEAD until the offset passes `above` (5 s at most).
+ * The offset the server answers once it has taken in what a cut PATCH delivered: HEAD until it
+ * passes `above` (the handler of the cut request may still be finishing when the HEAD arrives).
  */
 export async function offsetAfterCut(
   tus: Tus,
@@ -79,12 +98,18 @@ export async function offsetAfterCut(
   location: string,
   above: number,
 ): Promise<number> {
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const offset = Number((await tus.head(token, location)).headers.get("upload-offset"));
-    if (offset > above || Date.now() > deadline) return offset;
-    await delay(20);
-  }
+  const offset = async () => Number((await tus.head(token, location)).headers.get("upload-offset"));
+  await expect.poll(offset).toBeGreaterThan(above);
+  return offset();
+}
+
+/** Bytes stored so far for a tus upload (its partial file's size; 0 before the file exists). */
+export async function storedBytes(g: Gallery, location: string): Promise<number> {
+  const key = location.split("/").pop() as string;
+  return stat(join(g.dataDir, "partials", key)).then(
+    (s) => s.size,
+    () => 0,
+  );
 }
 
 export const encodeMetadata = (meta: Record<string, string>) =>

@@ -25,7 +25,7 @@ export interface Session {
   transport: StreamableHTTPServerTransport;
   server: McpServer;
   lastUsed: number;
-  /** Which credential opened it (see /work/coord/bridge.md): "auth", "connector", "path", … */
+  /** Which credential opened it: "auth", "connector", "path", … */
   credential: string;
   /** Requests (POST, DELETE) still open; such a session is never evicted. */
   active: number;

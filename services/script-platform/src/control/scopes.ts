@@ -33,7 +33,7 @@ export const ROLE_SCOPES: Record<AppRole, readonly AppScope[]> = {
 
 /**
  * What each script capability needs (seed: "Capabilities map onto a fixed set of seven scopes").
- * The runtime's SDK and the triggers helper check these names.
+ * The runtime's SDK and the triggers check these names.
  */
 export const CAPABILITY_SCOPES = {
   "kv.read": "script:read",

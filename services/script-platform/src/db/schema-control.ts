@@ -1,7 +1,7 @@
 import type { Generated } from "@app/kit/db";
 
 /**
- * Row types of the control tables (owned by the platform-control helper; see migrations/0001).
+ * Row types of the control tables (see migrations/0001).
  * Timestamps are ISO strings, booleans 0/1, JSON through dialect.json / dialect.fromJson.
  */
 export interface AdminsTable {

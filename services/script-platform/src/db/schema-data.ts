@@ -1,7 +1,7 @@
 import type { ColumnType } from "@app/kit/db";
 
 /**
- * Row types of the data tables (owned by the platform-runtime helper; see migrations/0002).
+ * Row types of the data tables (see migrations/0002).
  * Timestamps are ISO strings, booleans 0/1. JSON lives in TEXT columns: write with
  * dialect.json(v), read with dialect.fromJson(v).
  */

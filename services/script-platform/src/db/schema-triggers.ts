@@ -1,7 +1,7 @@
 import type { Generated } from "kysely";
 
 /**
- * Row types of the triggers tables (owned by the platform-triggers helper; see migrations/0003).
+ * Row types of the triggers tables (see migrations/0003).
  * Timestamps are ISO strings, booleans 0/1, JSON through dialect.json / dialect.fromJson.
  */
 export interface TriggerTables {

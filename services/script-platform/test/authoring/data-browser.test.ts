@@ -84,6 +84,8 @@ describe("data browser: kv and docs of an app", () => {
       ).json().items;
       if (fired.length === 0) {
         await h.clock.advance(100);
+        // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+        // messages in before the fake clock moves again (the loop ends on the condition, not the pause).
         await new Promise((r) => setTimeout(r, 5));
       }
     }

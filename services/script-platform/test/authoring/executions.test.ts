@@ -24,6 +24,8 @@ describe("executions: filters and the live tail", () => {
     for (let i = 0; i < 200; i++) {
       if ((await list("")).length >= n) return;
       await h.clock.advance(10);
+      // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+      // messages in before the fake clock moves again (the loop ends on the condition, not the pause).
       await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error(`fewer than ${n} executions were recorded`);
@@ -89,6 +91,8 @@ describe("executions: filters and the live tail", () => {
     const waitEvents = async (c: { text(): string }, n: number) => {
       for (let i = 0; i < 300 && events(c).length < n; i++) {
         await h.clock.advance(100);
+        // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+        // messages in before the fake clock moves again (the loop ends on the condition, not the pause).
         await new Promise((r) => setTimeout(r, 5));
       }
     };
@@ -117,6 +121,7 @@ describe("executions: filters and the live tail", () => {
       await h.call("POST", "/api/v1/admin/scripts", {
         app_id: appId,
         name: "slow",
+        // real-time: a script's own timer that never fires before its time limit ends the run
         source: "export default () => new Promise((r) => setTimeout(r, 60_000));",
         timeout_seconds: 1,
       })
@@ -136,6 +141,9 @@ describe("executions: filters and the live tail", () => {
       i++
     ) {
       await h.clock.advance(500);
+      // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+      // messages in before the fake clock moves again (the loop ends on the condition, not the
+      // pause)
       await new Promise((r) => setTimeout(r, 20));
     }
     expect((await slowRun).statusCode).toBe(504);

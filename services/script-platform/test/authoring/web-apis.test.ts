@@ -164,8 +164,10 @@ describe("in-sandbox web APIs", () => {
     const pending = h.call("POST", `/api/v1/admin/scripts/${id}:run`, {
       source: `export default async () => {
         const order = [];
+        // real-time: the sandbox's own timers under test (they run on the host's clock).
         const cancelled = setTimeout(() => order.push("cancelled"), 50);
         clearTimeout(cancelled);
+        // real-time: as above.
         await new Promise((r) => setTimeout(() => { order.push("timer"); r(); }, 100));
         queueMicrotask(() => order.push("micro"));
         await null;
@@ -179,6 +181,8 @@ describe("in-sandbox web APIs", () => {
     });
     for (let i = 0; i < 200 && !done; i++) {
       await h.clock.advance(20);
+      // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+      // messages in before the fake clock moves again (the loop ends on the condition, not the pause).
       await new Promise((r) => setTimeout(r, 5));
     }
     const r = (await pending).json();

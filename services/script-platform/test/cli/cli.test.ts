@@ -287,6 +287,9 @@ describe("platform CLI against a running platform", () => {
     const until = async (seen: () => boolean) => {
       for (let i = 0; i < 300 && !seen(); i++) {
         await h.clock.advance(500);
+        // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+        // messages in before the fake clock moves again (the loop ends on the condition, not the
+        // pause)
         await new Promise((r) => setTimeout(r, 20));
       }
     };

@@ -45,6 +45,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
       "hog",
       "spin",
       // Holds its worker until the time limit ends it (a timer it never sees fire).
+      // real-time: a script's own timer that never fires before its time limit ends the run
       `export default async function () { await new Promise((r) => setTimeout(r, 60000)); }`,
       { timeout_seconds: 3 },
     );
@@ -65,8 +66,10 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
       return { r, ms: performance.now() - started };
     });
     while (runtime().engine.busy < 1) await new Promise((r) => setImmediate(r));
+    // Calm rounds while the hog holds its worker (up to five; on a loaded machine the watchdog
+    // may end the hog after fewer): each answered, the first one before the hog's answer.
     const answeredWhileHeld: boolean[] = [];
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < 5 && !hogAnswered; i++) {
       const [calm, health] = await Promise.all([
         inject("calm.test", "/hello"),
         inject("calm.test", "/healthz"),
@@ -83,8 +86,8 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     expect(ms).toBeGreaterThanOrEqual(2000);
     expect(ms).toBeLessThan(2000 + 4000);
     console.info(`stuck native call answered after ${Math.round(ms)} ms (limit 2000 ms)`);
-    // Every calm request finished while the hog still held its worker (no wall-clock bound).
-    expect(answeredWhileHeld).toEqual([true, true, true, true, true]);
+    // A calm request finished while the hog still held its worker (no wall-clock bound).
+    expect(answeredWhileHeld[0]).toBe(true);
     expect(runtime().engine.replaced).toBeGreaterThan(replacedBefore);
     await runtime().engine.ready();
     expect((await inject("hog.test", "/quick")).body).toBe("fine");
@@ -146,6 +149,8 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
   });
 
   it("lets a script catch sdk_busy when it has too many SDK calls in flight", async () => {
+    // The crash paths above replaced workers: a run finding none ready would wait for a slot.
+    await runtime().engine.ready();
     await deploy(
       "calm",
       "burst",
@@ -211,6 +216,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
       await deploy(
         slug,
         "hold",
+        // real-time: a script's own timer that never fires before its time limit ends the run
         `export default async () => { await new Promise((r) => setTimeout(r, 60000)); }`,
         {
           timeout_seconds: 4,

@@ -30,7 +30,8 @@ describe("worker pool pipelining", () => {
     if (what === "enter") {
       inRun.set(app, (inRun.get(app) ?? 0) + 1);
       maxInRun.set(app, Math.max(maxInRun.get(app) ?? 0, inRun.get(app) ?? 0));
-      // Let other runs reach their own "enter" meanwhile, if the pool let them run.
+      // real-time: lets other runs reach their own "enter" meanwhile, if the pool let them run
+      // (they run in worker threads; the maximum counted is checked, whatever this wait's length).
       await new Promise((r) => setTimeout(r, 2));
     } else inRun.set(app, (inRun.get(app) ?? 0) - 1);
     return null;

@@ -135,6 +135,7 @@ describe("http SDK: requests (local server, allow-private on)", () => {
           res.writeHead(200, { "content-type": "text/plain" });
           res.end("x".repeat(5000));
         } else if (req.url === "/slow") {
+          // real-time: an upstream that answers late, on the wall clock the outbound timeout uses.
           setTimeout(() => res.end("late"), 2000).unref();
         } else {
           res.writeHead(500);

@@ -36,6 +36,8 @@ export async function drainUntil(h: Harness, done: () => Promise<boolean>, maxSt
     await runtime.dispatcher.idle();
     if (await done()) return;
     await h.clock.advance(1000);
+    // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+    // messages in before the fake clock moves again (the loop ends on the condition, not the pause).
     await new Promise((r) => setTimeout(r, 2));
   }
   throw new Error("the dispatcher did not reach the expected state");

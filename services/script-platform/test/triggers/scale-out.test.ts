@@ -53,7 +53,9 @@ function startInstance(
   proc.on("exit", () => rmSync(dataDir, { recursive: true, force: true }));
   return new Promise((resolve, reject) => {
     const inst: Instance = { proc, port: 0, output: "" };
-    const timer = setTimeout(() => reject(new Error(`${name} did not start: ${inst.output}`)), 40_000);
+    // real-time: a deadline for the child process to start, failing with its output (a cold tsx
+    // start of the whole service on a 2-core machine under full load can take a minute).
+    const timer = setTimeout(() => reject(new Error(`${name} did not start: ${inst.output}`)), 100_000);
     const onData = (chunk: Buffer) => {
       inst.output += chunk.toString();
       const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(inst.output);
@@ -79,6 +81,7 @@ async function until<T>(
     const v = await probe();
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    // real-time: polls other processes (their HTTP answers and rows); no event of theirs reaches this one.
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -149,6 +152,8 @@ describe.skipIf(testBackend() !== "postgres")(
         token: `export default async function (ctx) { return pubsub.subscriberToken("live"); }`,
         // A run that takes a while: a process killed meanwhile holds claimed rows.
         slow: `export default async function (ctx) {
+        // real-time: a run that lasts a while inside the script, so a process killed meanwhile
+        // holds claimed rows
         await new Promise((r) => setTimeout(r, 200));
         log.info(String(ctx.event.pubsub.message.i));
         return null;
@@ -180,7 +185,7 @@ describe.skipIf(testBackend() !== "postgres")(
         });
         expect(r.status, r.text).toBe(201);
       }
-    }, 120_000);
+    }, 240_000);
 
     afterAll(async () => {
       for (const c of sse) c.close();

@@ -38,6 +38,8 @@ export function openSseClient(
               await clock.advance(100);
               advanced += 100;
             }
+            // real-time: scripts run in worker threads on the wall clock; a short real pause lets their
+            // messages in before the fake clock moves again (the loop ends on the condition, not the pause).
             await new Promise((r) => setTimeout(r, 10));
           }
           if (!buf.includes(needle)) throw new Error(`stream never contained ${needle}; got ${buf}`);

@@ -1,6 +1,6 @@
 import type { Migration } from "@app/kit/db";
 
-// Owned by: platform data plane (runtime helper): kv, docs, files, secrets, topics, signing keys,
+// The platform's data plane: kv, docs, files, secrets, topics, signing keys,
 // outbox, executions, abandoned executions. Once a build containing it ships, it is never edited
 // again (add a new numbered file).
 //

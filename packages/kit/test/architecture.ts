@@ -1,0 +1,142 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+
+/** The checks of architecture.test.ts: source files, their imports, cycles, SQL and backend checks. */
+
+/** Every .ts source under `dir` (no declaration files). */
+export function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) return sources(p);
+    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [p] : [];
+  });
+}
+
+/** Relative imports of a file (static, re-exports, type-only and dynamic), resolved to .ts files. */
+export function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const specs = [...text.matchAll(/(?:from\s+|import\s*\(\s*|import\s+)"(\.{1,2}\/[^"]+)"/g)].map(
+    (m) => m[1] ?? "",
+  );
+  return specs
+    .map((s) => resolve(dirname(file), s.replace(/\.js$/, ".ts")))
+    .map((p) => (existsSync(p) ? p : join(p.replace(/\.ts$/, ""), "index.ts")))
+    .filter((p) => existsSync(p));
+}
+
+/** A file's capability: its top folder, or the file itself at the top level. */
+export const nodeOf = (rel: string) => (rel.includes("/") ? (rel.split("/")[0] as string) : rel);
+
+/** The folder graph of a file graph (paths relative to src/), without self edges. */
+export function folderGraph(fileGraph: Map<string, Set<string>>): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  for (const [f, deps] of fileGraph) {
+    const from = nodeOf(f);
+    const set = out.get(from) ?? new Set<string>();
+    for (const d of deps) if (nodeOf(d) !== from) set.add(nodeOf(d));
+    out.set(from, set);
+  }
+  return out;
+}
+
+/** Strongly connected components with more than one node (Tarjan). */
+export function cycles(graph: Map<string, Set<string>>): string[][] {
+  let index = 0;
+  const stack: string[] = [];
+  const on = new Set<string>();
+  const idx = new Map<string, number>();
+  const low = new Map<string, number>();
+  const out: string[][] = [];
+  const visit = (v: string) => {
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) ?? 0, low.get(w) ?? 0));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v) ?? 0, idx.get(w) ?? 0));
+    }
+    if (low.get(v) === idx.get(v)) {
+      const c: string[] = [];
+      let w: string | undefined;
+      do {
+        w = stack.pop();
+        if (w !== undefined) {
+          on.delete(w);
+          c.push(w);
+        }
+      } while (w !== undefined && w !== v);
+      if (c.length > 1) out.push(c.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!idx.has(v)) visit(v);
+  return out;
+}
+
+/**
+ * A service's repository modules: files under db/ (schema, migrations) and `*-repo.ts`,
+ * `repository.ts`, `*-repository.ts` or `repo.ts` (several names for one role, still to become one).
+ */
+export const isRepository = (rel: string) =>
+  rel.startsWith("db/") || /(^|\/)([^/]+-repo|([^/]+-)?repository|repo)\.ts$/.test(rel);
+
+const SQL_USES: { name: string; re: RegExp }[] = [
+  {
+    name: "Kysely query builder",
+    re: /\.(?:selectFrom|selectNoFrom|insertInto|replaceInto|updateTable|deleteFrom|mergeInto)\s*\(/,
+  },
+  { name: "running a query", re: /\.(?:execute|executeTakeFirst|executeTakeFirstOrThrow|executeQuery)\s*\(/ },
+  {
+    name: "sql template",
+    re: /\bsql\s*(?:<[^>\n]*>\s*)?`|\bsql\.(?:raw|ref|lit|id|join|table|val|value)\s*\(/,
+  },
+  { name: "sql import", re: /import\s*\{[^}]*(?<!type\s)\bsql\b[^}]*\}\s*from\s*"(?:@app\/kit\/db|kysely)"/ },
+  { name: "compiled or prepared statement", re: /\bCompiledQuery\b|\bpreparedQuery\s*\(/ },
+  { name: "row lock", re: /\.(?:forUpdate|forShare|forUpdateSkipLocked)\s*\(/ },
+];
+
+/** Comments blanked out (line numbers kept), so prose about queries does not count. */
+export function withoutComments(text: string): string {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, (c) => c.replace(/[^\n]/g, " "))
+    .replace(/(^|[^:"'`\\])\/\/.*$/gm, "$1");
+}
+
+export interface Use {
+  line: number;
+  text: string;
+  what: string;
+}
+
+/** Lines of `text` that use SQL. */
+export function sqlUses(text: string): Use[] {
+  const code = withoutComments(text);
+  const out: Use[] = [];
+  code.split("\n").forEach((l, i) => {
+    const hit = SQL_USES.find((u) => u.re.test(l));
+    if (hit) out.push({ line: i + 1, text: l.trim(), what: hit.name });
+  });
+  // An import spanning several lines: judge the whole statement.
+  for (const m of code.matchAll(/import\s*\{[^}]*\}\s*from\s*"[^"]+"/g)) {
+    const stmt = m[0].replace(/\s+/g, " ");
+    const line = code.slice(0, m.index).split("\n").length;
+    if (SQL_USES[3]?.re.test(stmt) && !out.some((o) => o.line === line))
+      out.push({ line, text: stmt, what: "sql import" });
+  }
+  return out;
+}
+
+/** Lines of `text` that branch on the database backend (`x.backend === "postgres"` and the like). */
+export function backendChecks(text: string): Use[] {
+  const out: Use[] = [];
+  withoutComments(text)
+    .split("\n")
+    .forEach((l, i) => {
+      if (/\.backend\s*[!=]==?\s*["'](?:postgres|sqlite)["']/.test(l))
+        out.push({ line: i + 1, text: l.trim(), what: "backend check" });
+    });
+  return out;
+}
