@@ -8,7 +8,7 @@ import type { PlatformDB } from "../../src/db/schema.js";
 import { GroupCommit, type MergedWrite, type TransactionInfo } from "../../src/dispatch/group-commit.js";
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
-import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { executionStatus, executionsRepo } from "../../src/execution/executions-repo.js";
 import { until } from "./turns.js";
 
 const T = "2026-11-24T08:00:00.000Z";
@@ -118,7 +118,7 @@ describe("group commit of sync-path writes", () => {
     expect(await outboxRows()).toEqual([...rows].sort((a, b) => (a.id < b.id ? -1 : 1)));
     const listed = await executions.list("app-1", { limit: 50 });
     expect(listed.items.map((e) => ({ ...e, duration_ms: Number(e.duration_ms) }))).toEqual(
-      [...records].reverse().map((e) => ({ ...e, status: e.status })),
+      [...records].reverse().map((e) => ({ ...e, status: executionStatus(e.status, e.error?.code) })),
     );
   });
 
