@@ -170,6 +170,7 @@ describe.runIf(testBackend() === "postgres")("PostgreSQL going away", () => {
 
   const fill = async () => {
     // Several pooled connections, idle afterwards.
+    // real-time: each query holds its connection briefly so the pool opens four at once
     await Promise.all(Array.from({ length: 4 }, () => sql`SELECT pg_sleep(0.02)`.execute(database.db)));
   };
 

@@ -108,8 +108,12 @@ export const envSpec = {
   ),
   PLATFORM_APP_CONCURRENCY: envVar(
     z.coerce.number().int().min(1).max(4096).optional(),
-    "runs of one app at once; beyond it that app's sync requests wait briefly, then 503 with Retry-After",
+    "runs of one app executing JavaScript at once (runs waiting on an SDK call, fetch or a timer do not count); beyond it that app's sync requests wait briefly, then 503 with Retry-After",
     { defaultText: "workers − 1, at least 1" },
+  ),
+  PLATFORM_APP_QUEUE: envVar(
+    envInt(256, 1, 100_000),
+    "sync requests of one app waiting beyond PLATFORM_APP_CONCURRENCY; past it 503 busy with Retry-After at once",
   ),
   PLATFORM_SDK_CALLS_IN_FLIGHT: envVar(
     envInt(64, 1, 100_000),

@@ -182,11 +182,17 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   };
 
-  const runRow = async (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> => {
+  const runRow = async (
+    row: OutboxRow,
+    onPark: () => void,
+    script?: ScriptRecord,
+    own?: OwnRequest,
+  ): Promise<void> => {
     const job: Job = {
       ...toJob(row, own),
       script: script ?? null,
       ...(row.reply_to && deps.syncWaitMs !== undefined ? { waitMs: deps.syncWaitMs } : {}),
+      onPark,
     };
     let finished: Finished;
     try {
@@ -223,13 +229,20 @@ export function createDispatcher(deps: DispatcherDeps) {
   };
 
   const start = (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest, sync = false) => {
-    const p: Promise<void> = runRow(row, script, own)
+    // A run that parks (waits on I/O) frees its slot then: the slots count runs executing.
+    let holding = true;
+    const release = () => {
+      if (!holding) return;
+      holding = false;
+      onFreed(slots.runEnded(sync));
+    };
+    const p: Promise<void> = runRow(row, release, script, own)
       .catch((err) =>
         logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
       )
       .finally(() => {
         inflight.delete(p);
-        onFreed(slots.runEnded(sync));
+        release();
       });
     inflight.add(p);
   };

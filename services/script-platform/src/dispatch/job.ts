@@ -42,6 +42,8 @@ export interface Job {
   script?: ScriptRecord | null;
   /** How long the run may wait for a slot of its app before failing as busy (sync requests); default unbounded. */
   waitMs?: number;
+  /** Called once when the run first waits on I/O (parked runs hold no dispatcher slot). */
+  onPark?: () => void;
 }
 
 export type JobOutcome =

@@ -144,6 +144,7 @@ export function createExecutor(deps: ExecutorDeps) {
         appId: script.app_id,
         key: keyOf(script, modules),
         ...(job.waitMs !== undefined ? { waitMs: job.waitMs } : {}),
+        ...(job.onPark ? { onPark: job.onPark } : {}),
         name: script.name,
         source: script.source,
         modules,

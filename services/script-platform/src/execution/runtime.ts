@@ -18,7 +18,7 @@ import {
   type SandboxKnobs,
 } from "../sandbox/limits.js";
 import { ModuleResolver } from "../sandbox/module-loader.js";
-import { EnginePool } from "../sandbox/pool.js";
+import { EnginePool, PARKED_PER_WORKER } from "../sandbox/pool.js";
 import { sdkHost } from "../sdk/host.js";
 import { createOutboundHttp, type OutboundHttp } from "../sdk/http.js";
 import type { EventSink, SdkDeps } from "../sdk/types.js";
@@ -131,6 +131,7 @@ export async function createRuntime(
   const engine = await EnginePool.start({
     workers: config.PLATFORM_WORKERS,
     appConcurrency: appConcurrency(config),
+    appQueue: config.PLATFORM_APP_QUEUE,
     spareWorkers: config.PLATFORM_SPARE_WORKERS,
     sdkCallsInFlight: config.PLATFORM_SDK_CALLS_IN_FLIGHT,
     sdkCallsPerRun: config.PLATFORM_SDK_CALLS_PER_RUN,
@@ -142,7 +143,11 @@ export async function createRuntime(
   const modules = new ModuleResolver(ctx.scripts, config.PLATFORM_MODULE_CACHE_SIZE);
   const http = createOutboundHttp({ allowPrivate: config.PLATFORM_HTTP_ALLOW_PRIVATE });
   const instanceId = `${hostname().replace(/[^A-Za-z0-9.-]/g, "_")}-${process.pid}-${newId().slice(-12)}`;
-  const inbox = new Inbox(instanceId, config.PLATFORM_MAX_CONCURRENCY);
+  // Parked runs hold no dispatcher slot: the sync requests in flight may be that many more.
+  const inbox = new Inbox(
+    instanceId,
+    config.PLATFORM_MAX_CONCURRENCY + config.PLATFORM_WORKERS * PARKED_PER_WORKER,
+  );
   let dispatcher: Dispatcher | null = null;
   const sdk: SdkDeps = {
     database,

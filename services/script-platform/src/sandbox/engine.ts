@@ -84,6 +84,11 @@ export interface RunRequest {
   /** Aborting ends the run (shutdown): it fails as internal_error. */
   signal?: AbortSignal;
   /**
+   * Called each time the run starts waiting on host I/O or a timer (`parked` true) and when it
+   * goes on (false): the worker starts other runs while none executes.
+   */
+  onPark?: (parked: boolean) => void;
+  /**
    * Warm-context key (app, script id, digest of the sources): with a key, a context left clean
    * by a successful run is kept and reused by the next run with the same key and limits. Null or
    * absent: a fresh context, discarded after the run (drafts).
@@ -106,6 +111,7 @@ export const WARM_MAX_RUNS = 10_000;
 /** The state of one run; the warm context's host functions act for the current one. */
 interface RunState {
   stop: FailureKind | null;
+  onPark: ((parked: boolean) => void) | undefined;
   ops: number;
   done: boolean;
   deadline: number;
@@ -223,8 +229,12 @@ export class Engine {
     },
   ) {}
 
-  /** Warm contexts of this engine (one per worker thread), by run key + limits. */
-  private readonly warm = new Map<string, WarmContext>();
+  /**
+   * Warm contexts of this engine (one per worker thread), by run key + limits: several per key,
+   * since runs of one script interleave while parked and a context serves one run at a time.
+   */
+  private readonly warm = new Map<string, WarmContext[]>();
+  private warmCount = 0;
 
   /** Limits as text for the warm key, once per limits object (a worker reuses one per script). */
   private readonly limitTags = new WeakMap<RunLimits, string>();
@@ -239,13 +249,14 @@ export class Engine {
 
   /** How many warm contexts this engine holds now (tests, metrics). */
   get warmContexts(): number {
-    return this.warm.size;
+    return this.warmCount;
   }
 
   /** Drop every warm context (a module changed under all of them, or the worker shuts down). */
   clearWarm(): void {
-    for (const w of this.warm.values()) this.disposeContext(w);
+    for (const ws of this.warm.values()) for (const w of ws) this.disposeContext(w);
     this.warm.clear();
+    this.warmCount = 0;
   }
 
   async run(req: RunRequest): Promise<RunOutcome> {
@@ -255,6 +266,7 @@ export class Engine {
     const limits = req.limits;
     const st: RunState = {
       stop: null,
+      onPark: req.onPark,
       ops: 0,
       done: false,
       deadline: started + limits.timeoutMs,
@@ -275,9 +287,8 @@ export class Engine {
     };
     st.halt = halt;
     const cacheKey = req.key ? `${req.key}|${this.limitsTag(limits)}` : null;
-    let w = cacheKey ? this.warm.get(cacheKey) : undefined;
     // Taken out while it runs; put back (most recently used) only if the run leaves it clean.
-    if (cacheKey && w) this.warm.delete(cacheKey);
+    let w = cacheKey ? this.takeWarm(cacheKey) : undefined;
     let reusable = false;
     // Set when the run ended inside the engine's own error paths (a limit, out of memory, a host
     // stack overflow): QuickJS may have leaked references there, and freeing such a runtime
@@ -409,13 +420,29 @@ export class Engine {
     }
   }
 
+  private takeWarm(key: string): WarmContext | undefined {
+    const ws = this.warm.get(key);
+    const w = ws?.pop();
+    if (!ws || !w) return undefined;
+    this.warmCount--;
+    if (ws.length === 0) this.warm.delete(key);
+    return w;
+  }
+
   private keepWarm(key: string, w: WarmContext): void {
-    this.warm.set(key, w);
-    while (this.warm.size > WARM_CONTEXTS_PER_WORKER) {
+    const ws = this.warm.get(key) ?? [];
+    // Most recently used key last in the map's order, the least recently used evicted first.
+    this.warm.delete(key);
+    this.warm.set(key, ws);
+    ws.push(w);
+    this.warmCount++;
+    while (this.warmCount > WARM_CONTEXTS_PER_WORKER) {
       const oldest = this.warm.keys().next().value as string;
-      const o = this.warm.get(oldest);
-      this.warm.delete(oldest);
-      if (o) this.disposeContext(o);
+      const os = this.warm.get(oldest) as WarmContext[];
+      const o = os.shift() as WarmContext;
+      if (os.length === 0) this.warm.delete(oldest);
+      this.warmCount--;
+      this.disposeContext(o);
     }
   }
 
@@ -481,7 +508,9 @@ export class Engine {
       }
       if (st.pendingHost === 0 && !rt.hasPendingJob())
         throw new GuestThrew("The handler's promise never settled.", false, false);
+      st.onPark?.(true);
       await st.waker.wait();
+      st.onPark?.(false);
     }
   }
 

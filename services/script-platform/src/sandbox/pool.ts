@@ -19,7 +19,7 @@ import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./w
 
 /**
  * The pool of sandbox worker threads. Each worker loads its own QuickJS WebAssembly module and
- * runs one script at a time; the main thread keeps HTTP, the database and the outbox, and answers
+ * executes one script at a time, while any number of its app's runs wait parked (see Parked runs); the main thread keeps HTTP, the database and the outbox, and answers
  * the workers' SDK calls. Written by hand rather than with piscina: a run here is a conversation
  * (SDK calls flow back while it runs), runs prefer the worker that served the same script
  * version before, and the watchdog must terminate the one worker whose run overstayed; piscina's
@@ -28,8 +28,9 @@ import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./w
  * Guarantees:
  * - a run answers by its deadline + `graceMs` even when its worker is stuck inside one native
  *   call: the watchdog terminates that worker (freeing its WASM memory) and starts a replacement;
- * - at most `appConcurrency` runs of one app at once, so one app never holds every worker; other
- *   runs wait in FIFO order, and a run with `waitMs` that finds no slot in time fails as `busy`;
+ * - at most `appConcurrency` runs of one app executing at once, so one app never holds every
+ *   worker; other runs wait in FIFO order (at most `appQueue` with a wait bound), and a run with
+ *   `waitMs` during which no run of its app started fails as `busy`;
  * - at most `sdkCallsInFlight` SDK calls pending per run and `sdkCallsPerRun` in total: beyond
  *   them the call rejects inside the script with a catchable error (`code` sdk_busy / sdk_limit);
  * - a worker whose WASM module aborted, or whose memory grew past `recycleWasmBytes` (WASM memory
@@ -47,9 +48,23 @@ import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./w
  * Runs handed to a worker that ends or is replaced before starting them go back to the queue's
  * front; they never reached the main thread's SDK (their calls would come after the "done").
  */
+/*
+ * Parked runs: a run waiting on an SDK call, `fetch` or a timer tells the pool once ("parked"); it
+ * then no longer counts against its app's cap, and its worker starts the next run (handed on, or
+ * assigned as to an idle worker) whenever none of its runs executes JavaScript. Each run has its
+ * own QuickJS context: QuickJS runs every promise job of a runtime together, so two runs sharing
+ * one could act with each other's capability. A worker holding parked runs takes runs of their
+ * app only (a context never serves another app), at most PARKED_PER_WORKER. The watchdog still
+ * guards each run: a run stuck past its deadline terminates its worker, and the runs parked in it
+ * are lost with it (internal_error, as when a worker crashes). A worker that outgrew its memory
+ * bound with runs parked starts nothing more and is replaced once they ended.
+ */
 export interface PoolOptions {
   workers: number;
+  /** Runs of one app executing at once (parked runs do not count). */
   appConcurrency: number;
+  /** Runs of one app with a wait bound (sync requests) waiting at most; beyond it busy at once. */
+  appQueue?: number;
   sdkCallsInFlight: number;
   sdkCallsPerRun: number;
   clock: Clock;
@@ -95,9 +110,17 @@ export interface PoolRun {
   signal?: AbortSignal;
   /** How long the run may wait for a slot (its app's cap, a free worker) before failing as busy. */
   waitMs?: number;
+  /**
+   * Called once when the run first waits on I/O (parks): from then on it holds no share of its
+   * app's cap, and the caller may stop counting it as a running script too.
+   */
+  onPark?: () => void;
 }
 
 export const DEFAULT_GRACE_MS = 50;
+
+/** Parked runs one worker holds at most (each keeps a QuickJS context of its own). */
+export const PARKED_PER_WORKER = 256;
 
 export const DEFAULT_RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
 
@@ -137,6 +160,11 @@ interface Pending {
 
 interface Active {
   id: number;
+  /** Waited on I/O once (see Parked runs): no longer counted against its app's cap. */
+  parked: boolean;
+  ended: boolean;
+  /** Assigned to an idle worker: its waiting run and cell until the worker starts it (see unstart). */
+  assigned: { p: Pending; cell: number } | null;
   req: PoolRun;
   resolve(o: RunOutcome): void;
   started: number;
@@ -151,7 +179,12 @@ interface Active {
 interface Slot {
   worker: Worker;
   ready: boolean;
+  /** The run executing (started and not parked yet), if any. */
   active: Active | null;
+  /** Runs that parked, by id: all of one app, the one this worker may take further runs of. */
+  parked: Map<number, Active>;
+  /** Outgrew its memory bound with runs parked: takes nothing more, replaced once they end. */
+  retiring: boolean;
   /** Script versions this worker served recently (affinity for warm contexts). */
   recent: string[];
   gone: boolean;
@@ -222,6 +255,8 @@ export class EnginePool {
   private readonly slots: Slot[] = [];
   private readonly queue: Pending[] = [];
   private readonly perApp = new Map<string, number>();
+  /** When a run of each app last started (see the wait bound in run()). */
+  private readonly lastStart = new Map<string, number>();
   private seq = 0;
   private closed = false;
   private readonly graceMs: number;
@@ -258,6 +293,12 @@ export class EnginePool {
   replaced = 0;
   /** Spare workers started (see Spare workers; tests, metrics). */
   sparesStarted = 0;
+  /** Runs that parked (waited on I/O and left their worker to others; tests, metrics). */
+  parkedRuns = 0;
+  /** Runs parked now. */
+  get parked(): number {
+    return this.slots.reduce((n, s) => n + s.parked.size, 0);
+  }
   /** Runs handed on to a busy worker ahead of time (pipelining; tests, metrics). */
   handedOn = 0;
   /** Run messages that carried their script (the others carried only ctx; tests, metrics). */
@@ -286,10 +327,25 @@ export class EnginePool {
   run(req: PoolRun): Promise<RunOutcome> {
     if (this.closed)
       return Promise.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
+    if (
+      req.waitMs !== undefined &&
+      this.opts.appQueue !== undefined &&
+      this.waitingOf(req.appId) >= this.opts.appQueue
+    )
+      return Promise.resolve(
+        this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0),
+      );
     return new Promise((resolve) => {
       const p: Pending = { req, resolve, waitTimer: null, placed: false, held: null };
       const waitMs = req.waitMs;
       const expire = () => {
+        // Its app's runs are still starting (parking, ending): the queue moves, so the run keeps
+        // waiting; busy is for an app whose runs hold its cap for the whole wait.
+        const moved = (this.lastStart.get(req.appId) ?? Number.NEGATIVE_INFINITY) + (waitMs ?? 0);
+        if (waitMs !== undefined && moved > this.opts.clock.now()) {
+          p.waitTimer = this.opts.clock.setTimeout(expire, moved - this.opts.clock.now());
+          return;
+        }
         if (p.held) {
           // Still not started: withdraw it; if the worker just started it, it runs (no longer waiting).
           if (this.withdraw(p)) {
@@ -318,6 +374,14 @@ export class EnginePool {
     });
   }
 
+  /** Runs of `appId` waiting to start (queued, or handed on and not started). */
+  private waitingOf(appId: string): number {
+    let n = 0;
+    for (const p of this.queue) if (p.req.appId === appId) n++;
+    for (const s of this.slots) for (const p of s.held) if (p.req.appId === appId) n++;
+    return n;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const held = this.slots.flatMap((s) => s.held.splice(0));
@@ -330,8 +394,8 @@ export class EnginePool {
     await Promise.all(
       this.slots.map(async (s) => {
         s.idleTimer?.cancel();
-        if (s.active)
-          this.finish(s, this.failure("internal_error", "The script engine is shutting down.", 0));
+        for (const a of this.runsOn(s))
+          this.finish(s, a, this.failure("internal_error", "The script engine is shutting down.", 0));
         s.gone = true;
         await s.worker.terminate();
       }),
@@ -357,6 +421,8 @@ export class EnginePool {
       worker,
       ready: false,
       active: null,
+      parked: new Map(),
+      retiring: false,
       recent: [],
       gone: false,
       held: [],
@@ -376,22 +442,29 @@ export class EnginePool {
     return slot;
   }
 
-  /** A worker ended without being asked to: fail its run and start a replacement. */
+  /** A worker ended without being asked to: fail its runs and start a replacement. */
   private lost(slot: Slot): void {
     if (slot.gone) return;
-    if (slot.active)
-      this.finish(
-        slot,
-        this.failure("internal_error", "The script engine stopped unexpectedly.", this.elapsed(slot)),
-      );
     this.replace(slot);
   }
 
-  private elapsed(slot: Slot): number {
-    return slot.active ? this.opts.clock.now() - slot.active.started : 0;
+  private elapsed(a: Active): number {
+    return this.opts.clock.now() - a.started;
   }
 
+  /** Every run still on `slot` (the executing one and the parked ones). */
+  private runsOn(slot: Slot): Active[] {
+    return slot.active ? [slot.active, ...slot.parked.values()] : [...slot.parked.values()];
+  }
+
+  /** Terminate the worker and start another; runs still on it are lost with it (internal_error). */
   private replace(slot: Slot): void {
+    for (const a of this.runsOn(slot))
+      this.finish(
+        slot,
+        a,
+        this.failure("internal_error", "The script engine stopped unexpectedly.", this.elapsed(a)),
+      );
     slot.gone = true;
     void slot.worker.terminate();
     this.requeueHeld(slot);
@@ -406,18 +479,32 @@ export class EnginePool {
     if (this.closed) return;
     for (let i = 0; i < this.queue.length; ) {
       const p = this.queue[i] as Pending;
-      if ((this.perApp.get(p.req.appId) ?? 0) >= this.opts.appConcurrency) {
+      if (this.executingOf(p.req.appId) >= this.opts.appConcurrency) {
         i++;
         continue;
       }
       // A worker with handed-on runs but none known running is about to start one ("started").
-      const idle = this.slots.filter((s) => s.ready && !s.active && !s.gone && s.held.length === 0);
+      // One holding parked runs takes only runs of their app (a context never serves another).
+      const appId = p.req.appId;
+      const idle = this.slots.filter(
+        (s) =>
+          s.ready &&
+          !s.active &&
+          !s.gone &&
+          !s.retiring &&
+          s.held.length === 0 &&
+          (s.parked.size === 0 || (s.parked.size < PARKED_PER_WORKER && this.parkedApp(s) === appId)),
+      );
       if (idle.length === 0) {
         this.addSpare();
         break;
       }
       const key = p.req.key;
-      const slot = (key ? idle.find((s) => s.recent.includes(key)) : undefined) ?? (idle[0] as Slot);
+      // Runs of an app gather on the workers already holding its parked runs: the others stay free.
+      const slot =
+        idle.find((s) => s.parked.size > 0) ??
+        (key ? idle.find((s) => s.recent.includes(key)) : undefined) ??
+        (idle[0] as Slot);
       this.queue.splice(i, 1);
       p.placed = true;
       p.waitTimer?.cancel();
@@ -425,6 +512,21 @@ export class EnginePool {
     }
     this.pipeline();
     this.idleSpares();
+  }
+
+  /**
+   * Runs of `appId` executing, counting a worker that is about to start one of its handed-on runs
+   * (its last run parked or ended before the hand-over reached it; "started" follows).
+   */
+  private executingOf(appId: string): number {
+    let n = this.perApp.get(appId) ?? 0;
+    for (const s of this.slots) if (!s.active && s.held[0]?.req.appId === appId) n++;
+    return n;
+  }
+
+  private parkedApp(slot: Slot): string | undefined {
+    for (const a of slot.parked.values()) return a.req.appId;
+    return undefined;
   }
 
   /** A run below its app's cap found no free worker: start a spare, unless one is loading already. */
@@ -439,14 +541,26 @@ export class EnginePool {
   private idleSpares(): void {
     for (const slot of this.slots) {
       if (!slot.spare || slot.gone) continue;
-      const idle = slot.ready && !slot.active && slot.held.length === 0 && slot.outgoing.length === 0;
+      const idle =
+        slot.ready &&
+        !slot.active &&
+        slot.parked.size === 0 &&
+        slot.held.length === 0 &&
+        slot.outgoing.length === 0;
       if (!idle) {
         slot.idleTimer?.cancel();
         slot.idleTimer = null;
       } else
         slot.idleTimer ??= this.opts.clock.setTimeout(() => {
           slot.idleTimer = null;
-          if (slot.gone || slot.active || slot.held.length > 0 || slot.outgoing.length > 0) return;
+          if (
+            slot.gone ||
+            slot.active ||
+            slot.parked.size > 0 ||
+            slot.held.length > 0 ||
+            slot.outgoing.length > 0
+          )
+            return;
           slot.gone = true;
           this.slots.splice(this.slots.indexOf(slot), 1);
           void slot.worker.terminate();
@@ -475,6 +589,7 @@ export class EnginePool {
         (s) =>
           s.active?.req.appId === appId &&
           !s.gone &&
+          !s.retiring &&
           s.held.length < PIPELINE_DEPTH &&
           (s.held.length === 0 || s.held[s.held.length - 1]?.req.appId === appId),
       );
@@ -582,10 +697,11 @@ export class EnginePool {
     const cell = slot.nextCell;
     slot.nextCell = (cell + 1) % CELLS;
     Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
-    if (!this.activate(slot, p, id)) return;
+    if (!this.activate(slot, p, id, cell)) return;
     this.send(slot, { t: "run", id, cell, held: false, run: this.workerRun(slot, p.req) }, () => {
-      if (slot.active?.id !== id) return;
-      this.finish(slot, this.failure("internal_error", "The script could not be started.", 0));
+      const a = slot.active;
+      if (a?.id !== id) return;
+      this.finish(slot, a, this.failure("internal_error", "The script could not be started.", 0));
       this.pump();
     });
   }
@@ -667,56 +783,96 @@ export class EnginePool {
   }
 
   /** Make `p` the slot's running run (cap count, watchdog, abort); false when it ended at once. */
-  private activate(slot: Slot, p: Pending, id: number): boolean {
+  private activate(slot: Slot, p: Pending, id: number, cell: number | null = null): boolean {
     const { req } = p;
     this.perApp.set(req.appId, (this.perApp.get(req.appId) ?? 0) + 1);
+    this.lastStart.set(req.appId, this.opts.clock.now());
     const active: Active = {
       id,
+      parked: false,
+      ended: false,
+      assigned: cell === null ? null : { p, cell },
       req,
       resolve: p.resolve,
       started: this.opts.clock.now(),
       // The hard limit: past the deadline and the grace the worker is stuck (one native call the
       // interrupt handler cannot reach); end the run now and replace the worker.
       watchdog: this.opts.clock.setTimeout(
-        () => this.kill(slot, "timeout"),
+        () => this.kill(slot, active, "timeout"),
         req.limits.timeoutMs + this.graceMs,
       ),
       inflight: 0,
       abort: null,
-      onAbort: () => this.kill(slot, "internal_error"),
+      onAbort: () => this.kill(slot, active, "internal_error"),
     };
     slot.active = active;
     if (req.key && slot.recent[0] !== req.key) {
       slot.recent = [req.key, ...slot.recent.filter((k) => k !== req.key)].slice(0, 64);
     }
     if (req.signal?.aborted) {
-      this.kill(slot, "internal_error");
+      this.kill(slot, active, "internal_error");
       return false;
     }
     req.signal?.addEventListener("abort", active.onAbort, { once: true });
     return true;
   }
 
-  /** End the active run of `slot` with `kind` and replace its worker (it may be stuck). */
-  private kill(slot: Slot, kind: FailureKind): void {
-    if (!slot.active) return;
-    this.finish(slot, this.failure(kind, limitMessage(kind), this.elapsed(slot)));
+  /**
+   * End run `a` of `slot` with `kind` and replace its worker (it may be stuck): the worker's other
+   * runs, parked ones included, are lost with it.
+   */
+  private kill(slot: Slot, a: Active, kind: FailureKind): void {
+    if (a.ended || slot.gone) return;
+    this.finish(slot, a, this.failure(kind, limitMessage(kind), this.elapsed(a)));
     this.replace(slot);
     this.pump();
   }
 
-  private finish(slot: Slot, outcome: RunOutcome): void {
-    const a = slot.active;
-    if (!a) return;
-    slot.active = null;
+  private finish(slot: Slot, a: Active, outcome: RunOutcome): void {
+    if (a.ended) return;
+    a.ended = true;
+    if (slot.active === a) slot.active = null;
+    else slot.parked.delete(a.id);
     a.watchdog.cancel();
     // A ready-made reason: abort() without one builds a DOMException (and its stack) every run.
     a.abort?.abort(RUN_ENDED);
     a.req.signal?.removeEventListener("abort", a.onAbort);
+    if (!a.parked) this.uncount(a);
+    a.resolve(outcome);
+  }
+
+  /**
+   * A worker that starts nothing more may have been assigned a run while others were parked:
+   * if it has not started it, it goes back to the queue's front.
+   */
+  private unstart(slot: Slot): void {
+    const a = slot.active;
+    if (!a?.assigned || !moveCell(slot.cells, a.assigned.cell, a.id, CELL_WAITING, CELL_CANCELLED)) return;
+    const { p } = a.assigned;
+    a.ended = true;
+    slot.active = null;
+    a.watchdog.cancel();
+    a.req.signal?.removeEventListener("abort", a.onAbort);
+    this.uncount(a);
+    p.placed = false;
+    this.queue.unshift(p);
+  }
+
+  /** `a` no longer executes: its app's cap stops counting it. */
+  private uncount(a: Active): void {
     const n = (this.perApp.get(a.req.appId) ?? 1) - 1;
     if (n <= 0) this.perApp.delete(a.req.appId);
     else this.perApp.set(a.req.appId, n);
-    a.resolve(outcome);
+  }
+
+  /** The worker started run `next` (named by a "done" or "parked"): promote it, else replace. */
+  private startedNext(slot: Slot, next: number | null): void {
+    if (next === null || slot.active?.id === next) return;
+    const p = slot.held.find((x) => x.held?.id === next);
+    // Started after the main thread withdrew it: cannot happen by the cells' protocol, but
+    // a worker running a run nobody waits for must not serve anything else.
+    if (p && !slot.active) this.promote(slot, p);
+    else this.replace(slot);
   }
 
   private onMessage(slot: Slot, m: FromWorker): void {
@@ -731,15 +887,35 @@ export class EnginePool {
         return;
       case "done": {
         if (m.lost) this.forgetScripts(slot);
-        if (slot.active?.id !== m.id) return;
-        this.finish(slot, m.outcome);
-        if (m.next !== null) {
-          const p = slot.held.find((x) => x.held?.id === m.next);
-          // Started after the main thread withdrew it: cannot happen by the cells' protocol, but
-          // a worker running a run nobody waits for must not serve anything else.
-          if (p) this.promote(slot, p);
-          else this.replace(slot);
-        } else if (m.poisoned || m.wasmBytes > this.recycleWasmBytes) this.replace(slot);
+        const a = this.runOf(slot, m.id);
+        if (!a) return;
+        this.finish(slot, a, m.outcome);
+        if (m.poisoned) {
+          this.unstart(slot);
+          this.replace(slot);
+        } else if (m.next !== null) this.startedNext(slot, m.next);
+        else if (m.wasmBytes > this.recycleWasmBytes || slot.retiring) {
+          this.unstart(slot);
+          // The worker starts nothing more; runs still parked in it finish first.
+          if (slot.parked.size === 0 && !slot.active) this.replace(slot);
+          else if (!slot.retiring) {
+            slot.retiring = true;
+            this.requeueHeld(slot);
+          }
+        }
+        this.pump();
+        return;
+      }
+      case "parked": {
+        const a = slot.active;
+        if (a?.id !== m.id) return;
+        slot.active = null;
+        a.parked = true;
+        slot.parked.set(a.id, a);
+        this.parkedRuns++;
+        this.uncount(a);
+        a.req.onPark?.();
+        this.startedNext(slot, m.next);
         this.pump();
         return;
       }
@@ -758,11 +934,16 @@ export class EnginePool {
     }
   }
 
+  /** The run `id` on `slot`: executing or parked. */
+  private runOf(slot: Slot, id: number): Active | undefined {
+    return slot.active?.id === id ? slot.active : slot.parked.get(id);
+  }
+
   private call(slot: Slot, m: Extract<FromWorker, { t: "call" }>): void {
-    const a = slot.active;
-    if (a?.id !== m.id) return;
+    const a = this.runOf(slot, m.id);
+    if (!a) return;
     const reply = (r: { ok: true; value: unknown } | { ok: false; error: WireError }) => {
-      if (slot.active !== a || slot.gone) return;
+      if (a.ended || slot.gone) return;
       const msg = { t: "reply", id: m.id, call: m.call, ...r } as ToWorker;
       try {
         slot.worker.postMessage(msg);

@@ -1,6 +1,7 @@
 /**
  * Entry of one sandbox worker thread (see pool.ts): its own QuickJS WebAssembly module, one run
- * at a time. SDK calls go to the main thread as messages; the main thread answers them. Imports
+ * executing at a time and any number parked (waiting on an SDK call, `fetch` or a timer, each in
+ * its own context). SDK calls go to the main thread as messages; the main thread answers them. Imports
  * only sandbox files (no database, no kit runtime code), so it loads fast and holds no platform
  * state.
  *
@@ -10,6 +11,7 @@
  *   worker → main  {t: "ready"} once the WASM module is loaded
  *                  {t: "call", id, call, op, args}
  *                  {t: "started", id} a handed-on run started while none ran before it
+ *                  {t: "parked", id, next} the run waits on I/O for the first time; `next` started
  *                  {t: "done", id, outcome: RunOutcome, wasmBytes, poisoned, next}
  *                  {t: "log", obj, msg} (host-side failures worth logging)
  *
@@ -18,8 +20,9 @@
  * the main thread's turn. Each run owns a cell of the shared `cells` array: the worker starts a
  * queued run only by moving its cell from WAITING to STARTED, and the main thread withdraws one
  * (its wait for a slot expired, shutdown) only by moving it from WAITING to CANCELLED, so the two
- * never both win. `next` in "done" names the run started right after (null: none, e.g. when this
- * worker is to be replaced and starts nothing more).
+ * never both win. `next` in "done" and "parked" names the run started right after (null: none,
+ * e.g. when this worker is to be replaced and starts nothing more). A queued run starts only
+ * while no run executes: whenever the last executing one parks or ends.
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { SizeLimitError } from "./boundary.js";
@@ -82,6 +85,7 @@ export type FromWorker =
   | { t: "ready" }
   | { t: "call"; id: number; call: number; op: string; args: unknown[] }
   | { t: "started"; id: number }
+  | { t: "parked"; id: number; next: number | null }
   | {
       t: "done";
       id: number;
@@ -152,7 +156,7 @@ function toError(e: WireError): Error {
   return new ScriptVisibleError(`Internal error in ${e.op}.`);
 }
 
-/** Runs in arrival order; `running` while the loop below works through them. */
+/** Runs in arrival order, waiting for no run to execute. */
 interface Queued {
   id: number;
   cell: number;
@@ -163,7 +167,11 @@ interface Queued {
   ctxJson: string | null;
 }
 const queue: Queued[] = [];
-let running = false;
+/**
+ * Runs started here and not parked: the worker starts a queued run only while this is 0, so at
+ * most one run executes JavaScript at a time and the others wait on I/O (parked).
+ */
+let executing = 0;
 /** Set once this worker must start nothing more (its module aborted or outgrew the recycle bound). */
 let retired = false;
 
@@ -175,22 +183,29 @@ function claimNext(): Queued | null {
   return null;
 }
 
-async function drain(): Promise<void> {
-  running = true;
-  let next = claimNext();
-  // No "done" announces this one: the main thread learns of a handed-on run's start here.
-  if (next?.held) post({ t: "started", id: next.id });
-  while (next) next = await run(next);
-  running = false;
+/**
+ * Claim the next queued run when none executes, post `announce` naming it (or null), then start
+ * it: the pool learns of a start before any message of the started run.
+ */
+function startNext(announce: (next: Queued | null) => void): void {
+  const next = executing > 0 || retired ? null : claimNext();
+  announce(next);
+  if (next) void run(next);
 }
 
-/** One run; returns the run started right after it (announced in its "done"). */
-async function run(q: Queued): Promise<Queued | null> {
+/** A handed-on run started with no other message naming it: "started" announces it. */
+function announceStarted(next: Queued | null): void {
+  if (next?.held) post({ t: "started", id: next.id });
+}
+
+/** One run, from its start to its "done" (other runs start while it is parked). */
+async function run(q: Queued): Promise<void> {
+  executing++;
   const { id, script } = q;
   if (!script) {
     // Not held (the tables disagreed, which their protocol rules out): the run fails, and the
     // pool, told by `lost`, sends every script again.
-    const next = claimNext();
+    executing--;
     const outcome: RunOutcome = {
       ok: false,
       kind: "internal_error",
@@ -198,10 +213,15 @@ async function run(q: Queued): Promise<Queued | null> {
       logs: [],
       durationMs: 0,
     };
-    post({ t: "done", id, outcome, wasmBytes: 0, poisoned: false, next: next?.id ?? null, lost: true });
-    return next;
+    startNext((next) =>
+      post({ t: "done", id, outcome, wasmBytes: 0, poisoned: false, next: next?.id ?? null, lost: true }),
+    );
+    return;
   }
   let poisoned = false;
+  let reportedPark = false;
+  /** This run's SDK calls waiting for their reply (rejected when it ends). */
+  const mine = new Set<number>();
   let inflight = 0;
   let total = 0;
   let outcome: RunOutcome;
@@ -214,6 +234,20 @@ async function run(q: Queued): Promise<Queued | null> {
       ctx: q.ctx,
       ...(q.ctxJson !== null ? { ctxJson: q.ctxJson } : {}),
       limits: script.limits,
+      onPark: (parked) => {
+        if (!parked) {
+          executing++;
+          return;
+        }
+        executing--;
+        // The first park tells the pool this run no longer executes (its app's cap stops
+        // counting it); later ones only announce a run they started.
+        if (reportedPark) startNext(announceStarted);
+        else {
+          reportedPark = true;
+          startNext((next) => post({ t: "parked", id, next: next?.id ?? null }));
+        }
+      },
       host: (op, args) => {
         // Counted here, where the script's calls start: the script sees a rejected promise it can
         // catch (error.code), and the main thread never receives the excess.
@@ -233,12 +267,14 @@ async function run(q: Queued): Promise<Queued | null> {
           );
         inflight++;
         total++;
+        const call = ++seq;
         return new Promise<unknown>((resolve, reject) => {
-          const call = ++seq;
           pending.set(call, { resolve, reject });
+          mine.add(call);
           post({ t: "call", id, call, op, args });
         }).finally(() => {
           inflight--;
+          mine.delete(call);
         });
       },
     });
@@ -259,15 +295,16 @@ async function run(q: Queued): Promise<Queued | null> {
       msg: "sandbox worker aborted",
     });
   }
-  for (const [, p] of pending) p.reject(new ScriptVisibleError("The run ended."));
-  pending.clear();
+  for (const call of mine) {
+    pending.get(call)?.reject(new ScriptVisibleError("The run ended."));
+    pending.delete(call);
+  }
   const mod = await quickJS();
   poisoned ||= engine.poisoned;
   const wasmBytes = poisoned ? 0 : mod.getWasmMemory().buffer.byteLength;
-  retired = poisoned || wasmBytes > recycleWasmBytes;
-  const next = retired ? null : claimNext();
-  post({ t: "done", id, outcome, wasmBytes, poisoned, next: next?.id ?? null });
-  return next;
+  retired ||= poisoned || wasmBytes > recycleWasmBytes;
+  executing--;
+  startNext((next) => post({ t: "done", id, outcome, wasmBytes, poisoned, next: next?.id ?? null }));
 }
 
 /** Queue a run message's run. */
@@ -290,7 +327,7 @@ port.on("message", (m: ToWorker) => {
     if (retired) return; // the pool replaces this worker and hands its queued runs to another
     if (m.t === "run") arrive(m);
     else for (const r of m.runs) arrive(r);
-    if (!running) void drain();
+    startNext(announceStarted);
   } else if (m.t === "reply") {
     const p = pending.get(m.call);
     if (!p) return;

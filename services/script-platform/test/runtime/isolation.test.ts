@@ -44,9 +44,9 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     await deploy(
       "hog",
       "spin",
-      // Holds its worker until the time limit ends it (a timer it never sees fire).
-      // real-time: a script's own timer that never fires before its time limit ends the run
-      `export default async function () { await new Promise((r) => setTimeout(r, 60000)); }`,
+      // Executes until the watchdog ends it (one native call): a run waiting on a timer would
+      // park and hold no share of its app's cap.
+      STUCK,
       { timeout_seconds: 3 },
     );
     await deploy("hog", "quick", `export default () => "fine"`);
