@@ -82,3 +82,14 @@ export async function newestPendingAt(db: Db): Promise<string | null> {
   if (at === null || at === undefined) return null;
   return at instanceof Date ? at.toISOString() : new Date(String(at)).toISOString();
 }
+
+/** Guests whose PIN-reset request is still open. */
+export async function countPinResetRequests(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("pin_reset_requested_at", "is not", null)
+    .where("role", "!=", "admin")
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

@@ -96,15 +96,18 @@ export class HostNotifier implements HostNotifications {
     this.track(this.flushPending());
   }
 
+  /** `count` is the number of open requests (at least this one). */
   pinResetRequested(): void {
     this.track(
-      this.sendAll({
-        kind: "pin_reset_requested",
-        count: 1,
-        title: "PIN reset requested",
-        body: "A guest asked for a new PIN.",
-        url: "/host",
-      }),
+      repo.countPinResetRequests(this.deps.database.db).then((open) =>
+        this.sendAll({
+          kind: "pin_reset_requested",
+          count: Math.max(open, 1),
+          title: "PIN reset requested",
+          body: "A guest asked for a new PIN.",
+          url: "/host",
+        }),
+      ),
     );
   }
 

@@ -148,7 +148,13 @@ describe("host notifications", () => {
     );
     await notifier().idle();
     const [n] = payloadsAt("/host-pin", b, from);
-    expect(n).toMatchObject({ kind: "pin_reset_requested", count: 1, url: "/host" });
+    expect(n).toEqual({
+      kind: "pin_reset_requested",
+      count: 1,
+      title: "PIN reset requested",
+      body: "A guest asked for a new PIN.",
+      url: "/host",
+    });
     expect(payloadsAt("/host-pin-2", b2, from)).toHaveLength(1);
 
     const admin = await g.adminToken();
