@@ -15,4 +15,5 @@ export * from "./db/database.js";
 export * from "./db/dialect.js";
 export * from "./db/migrator.js";
 export * from "./db/notifier.js";
+export * from "./db/outage.js";
 export * from "./db/prepared.js";

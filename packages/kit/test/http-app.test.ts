@@ -2,7 +2,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { AppError, tooManyRequests } from "../src/errors.js";
 import { createHttpApp, registerHealth } from "../src/http/app.js";
-import { captureLogger } from "../src/logger.js";
+import { captureLogger, duplicateKeys } from "../src/logger.js";
 import { parseInput } from "../src/validate.js";
 
 const logs = captureLogger();
@@ -130,14 +130,53 @@ describe("malformed URLs", () => {
   });
 });
 
-describe("createHttpApp without path logging", () => {
+describe("createHttpApp request logging", () => {
   it("omits the request path from every log line", async () => {
     const cap = captureLogger();
-    const quiet = createHttpApp({ logger: cap.logger, logPaths: false });
+    const quiet = createHttpApp({ logger: cap.logger });
     registerHealth(quiet);
     await quiet.inject({ url: "/path-secret-0123456789abcdef/mcp" });
     await quiet.close();
     expect(cap.lines.length).toBeGreaterThan(0);
     expect(cap.text()).not.toContain("path-secret-0123456789abcdef");
+  });
+});
+
+describe("one log line per request", () => {
+  it("logs method, route pattern, status and duration at info; probes at debug; no raw path", async () => {
+    const cap = captureLogger();
+    const app = createHttpApp({ logger: cap.logger });
+    registerHealth(app);
+    app.get("/items/:id", async () => ({ ok: true }));
+    app.get("/stream", (_req, reply) => {
+      reply.hijack();
+      reply.raw.writeHead(200, { "content-type": "text/plain" });
+      reply.raw.end("data");
+    });
+    await app.inject({ url: "/items/secret-id-42?token=abc" });
+    await app.inject({ url: "/healthz" });
+    await app.inject({ url: "/nowhere/secret-path" });
+    await app.inject({ url: "/stream" });
+    await app.close();
+    const lines = cap.lines.map((l) => JSON.parse(l));
+    const requests = lines.filter((l) => l.msg === "request");
+    expect(requests.map(({ level, method, route, status }) => ({ level, method, route, status }))).toEqual([
+      { level: 30, method: "GET", route: "/items/:id", status: 200 },
+      { level: 20, method: "GET", route: "/healthz", status: 200 },
+      { level: 30, method: "GET", route: "(unmatched)", status: 404 },
+      { level: 30, method: "GET", route: "/stream", status: 200 },
+    ]);
+    for (const r of requests) expect(typeof r.duration_ms).toBe("number");
+    // Fastify's own "incoming request" / "request completed" pair is off.
+    expect(lines.filter((l) => l.msg !== "request")).toEqual([]);
+    expect(cap.text()).not.toMatch(/secret-id-42|secret-path|token=abc/);
+  });
+
+  it("finds repeated keys in a JSON line", () => {
+    expect(duplicateKeys('{"name":"a","x":{"name":1,"y":[{"a":1,"a":2}]},"name":"b"}')).toEqual([
+      "a",
+      "name",
+    ]);
+    expect(duplicateKeys('{"a":"{\\"a\\":1}","b":["a","a"]}')).toEqual([]);
   });
 });

@@ -177,3 +177,22 @@ describe(`database pool waits on ${testBackend()}`, () => {
     expect(sampleValue(s, "db_pool_acquire_wait_seconds_total")).toBeGreaterThanOrEqual(1.4);
   });
 });
+
+describe("standard process and build metrics", () => {
+  it("exports process_start_time_seconds, process_resident_memory_bytes, <name>_build_info and db_up", async () => {
+    const outage = { down: false };
+    const { app } = newApp({
+      build: { name: "gallery", version: "9.8.7" },
+      database: { poolStats: { waits: 0, waitSeconds: 0, timeouts: 0 }, outage },
+    });
+    let { samples } = await scrape(app);
+    const start = sampleValue(samples, "process_start_time_seconds", {}) ?? 0;
+    expect(Math.abs(start - (Date.now() / 1000 - process.uptime()))).toBeLessThan(2);
+    expect(sampleValue(samples, "process_resident_memory_bytes", {})).toBeGreaterThan(1e6);
+    expect(sampleValue(samples, "gallery_build_info", { version: "9.8.7", node: process.version })).toBe(1);
+    expect(sampleValue(samples, "db_up", {})).toBe(1);
+    outage.down = true;
+    ({ samples } = await scrape(app));
+    expect(sampleValue(samples, "db_up", {})).toBe(0);
+  });
+});

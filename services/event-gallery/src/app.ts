@@ -80,6 +80,8 @@ export interface BuiltApp {
   startWorkers(): void;
   /** Stops background work and closes the database; call after app.close(). */
   close(): Promise<void>;
+  /** Start-up banner rows: where guests join, where the admin logs in, a generated password. */
+  banner(url: string): [string, string][];
 }
 
 /** Build the event-gallery app from a config object (tests build it in-process). */
@@ -137,7 +139,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     // Owned before the first request can write a temp file; the upload sweeper renews it.
     await renewOwner(dataDir, ctx.tempOwner, clock.now());
 
-    await ensureAdmin(ctx);
+    const admin = await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
     const hub = new StreamHub(ctx);
     const tickets = new TicketStore(database.db, clock);
@@ -196,6 +198,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       app,
       ctx,
       startWorkers,
+      banner: (url) => {
+        const base = config.GALLERY_PUBLIC_URL ?? url;
+        const rows: [string, string][] = [
+          ["Guests join", `${base}/`],
+          ["Admin login", `${base}/admin as "${admin.name}"`],
+        ];
+        if (admin.generatedPassword)
+          rows.push([
+            "Admin password",
+            `${admin.generatedPassword} (generated, shown only this once; set GALLERY_ADMIN_PASSWORD to choose one)`,
+          ]);
+        return rows;
+      },
       close: async () => {
         hub.close();
         await bus.close();

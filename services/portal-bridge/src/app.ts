@@ -2,7 +2,7 @@ import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
 import type { Logger } from "@app/kit/logger";
-import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Alerts } from "./alerts/alerts.js";
 import {
   type Config,
@@ -19,6 +19,7 @@ import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
 import { registerSetupRoutes } from "./http/setup-routes.js";
+import { registerStatusPage } from "./http/status-page.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
@@ -37,6 +38,7 @@ import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manag
 import { TokenStore } from "./token/store.js";
 import { type FetchFn, PortalClient } from "./upstream/portal.js";
 import { TimetableClient } from "./upstream/timetable.js";
+import { BRIDGE_VERSION } from "./version.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -58,6 +60,8 @@ export interface BuiltApp {
   digest: Digest;
   /** Stops background work (keep-alive, sessions); call after app.close(). */
   close(): Promise<void>;
+  /** Start-up banner rows: the MCP endpoint (never the path secret), the token page and state. */
+  banner(url: string): [string, string][];
 }
 
 const MCP_METHODS = ["GET", "POST", "DELETE"] as const;
@@ -191,24 +195,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       : {}),
   });
 
-  // The bridge never logs request paths: its path can be a secret.
-  // One completion line per request (status, latency; no path): Fastify's own pair of lines is
-  // off, the hook below writes it, and mcp/route.ts writes it for hijacked MCP replies.
-  const app = createHttpApp({
-    logger,
-    logPaths: false,
-    fastify: { logController: new LogController({ disableRequestLogging: true }) },
-  });
-  app.addHook("onResponse", async (req, reply) => {
-    req.log.info(
-      {
-        res: { statusCode: reply.statusCode },
-        responseTime: Math.round(reply.elapsedTime * 10) / 10,
-        method: req.method,
-      },
-      "request completed",
-    );
-  });
+  // The bridge never logs request paths (its path can be a secret): the kit's one line per
+  // request carries the route pattern (`/:pathSecret/mcp`), never the path.
+  const app = createHttpApp({ logger });
   // Before any route: the OpenAPI document and the auth hook see every route registered after.
   await registerApiDocs(app);
   registerHealth(app);
@@ -265,6 +254,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       digestSchedule: config.DIGEST_SCHEDULE,
     },
   });
+  registerStatusPage(app, { version: BRIDGE_VERSION, tokens, keepalive });
   registerReadiness(app, { clock, tokens, keepalive });
   registerFilesRoute(app, { guard, portal });
   if (oauth) registerOAuthRoutes(app, { oauth });
@@ -307,6 +297,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     sessions,
     alerts,
     digest,
+    banner: (url) => {
+      const base = origin ?? url;
+      const status = tokens.status();
+      return [
+        ["MCP endpoint", pathSecret ? `${base}/<MCP_PATH_SECRET>/mcp` : `${base}/mcp`],
+        ["Status page", `${base}/`],
+        [
+          "Portal token",
+          status.present ? `present, expires ${status.expires_at}` : `missing: paste one at ${base}/token`,
+        ],
+      ];
+    },
     close: async () => {
       alerts?.stop();
       digest.stop();

@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { KeepAlive, KeepAliveState } from "./keepalive/keepalive.js";
 import type { SessionStore } from "./mcp/sessions.js";
 import type { TokenManager } from "./token/manager.js";
+import { BRIDGE_VERSION } from "./version.js";
 
 const KEEPALIVE_STATES: readonly KeepAliveState[] = ["running", "retrying", "stopped", "disabled"];
 
@@ -15,7 +16,10 @@ export function registerBridgeMetrics(
   app: FastifyInstance,
   deps: { token: string | undefined; tokens: TokenManager; keepalive: KeepAlive; sessions: SessionStore },
 ): void {
-  const metrics = registerMetrics(app, { token: deps.token });
+  const metrics = registerMetrics(app, {
+    token: deps.token,
+    build: { name: "bridge", version: BRIDGE_VERSION },
+  });
   metrics.gauge({
     name: "bridge_keepalive_state",
     help: "Keep-alive of the portal session: 1 for the state it is in (running, retrying, stopped, disabled).",

@@ -249,25 +249,20 @@ describe("MCP over Streamable HTTP", () => {
     expect(gone.status).toBe(404);
   });
 
-  it("logs a completion line with status and latency for MCP requests, without the path", async () => {
+  it("logs one request line with route pattern, status and latency for MCP requests", async () => {
     const before = h.logs.lines.length;
     expect((await post({ jsonrpc: "2.0", id: 8, method: "tools/list" })).status).toBe(200);
     await new Promise((r) => setImmediate(r)); // the line is written on the response's close event
-    const line = h.logs.lines
-      .slice(before)
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .find((l) => l.msg === "request completed");
-    expect(line).toMatchObject({ res: { statusCode: 200 }, method: "POST" });
-    const completions = h.logs.lines.slice(before).filter((l) => l.includes('"request completed"'));
-    expect(completions).toHaveLength(1);
-    // Non-MCP requests log one completion line too.
+    const lines = h.logs.lines.slice(before).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const requests = lines.filter((l) => l.msg === "request");
+    expect(requests).toMatchObject([{ level: 30, method: "POST", route: "/mcp", status: 200 }]);
+    expect(typeof requests[0]?.duration_ms).toBe("number");
+    // Probes log their line at debug.
     const n = h.logs.lines.length;
     expect((await fetch(`${url.replace(/\/mcp$/, "")}/healthz`)).status).toBe(200);
     const health = h.logs.lines.slice(n).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(health.filter((l) => l.msg === "request completed")).toMatchObject([
-      { res: { statusCode: 200 }, method: "GET" },
+    expect(health.filter((l) => l.msg === "request")).toMatchObject([
+      { level: 20, method: "GET", route: "/healthz", status: 200 },
     ]);
-    expect(typeof line?.responseTime).toBe("number");
-    expect(JSON.stringify(line)).not.toContain("/mcp");
   });
 });

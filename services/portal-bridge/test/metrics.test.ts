@@ -43,7 +43,11 @@ describe("portal-bridge /metrics", () => {
     );
     expect(text).not.toContain(PATH_SECRET);
     expect(h.logs.text()).not.toContain(PATH_SECRET);
-    expect(h.logs.text()).not.toContain("/metrics");
+    const lines = h.logs.lines.map((l) => JSON.parse(l) as { msg: string; route?: string; level: number });
+    expect(lines.filter((l) => l.msg === "request").map((l) => [l.route, l.level])).toEqual([
+      ["/:pathSecret/mcp", 30],
+      ["/metrics", 20],
+    ]);
   });
 
   it("moves the token, keep-alive and session gauges with real state", async () => {

@@ -10,10 +10,15 @@ describe("OpenAPI document of the bridge's HTTP API", () => {
   afterAll(() => h.close());
 
   it("validates as OpenAPI 3.1 and lists every API route with schemas, never /mcp", async () => {
-    const { doc, routes, missing, withoutSchema } = await checkOpenApi(h.built.app, "/api/openapi.json");
+    const { doc, routes, missing, withoutSchema, undescribed } = await checkOpenApi(
+      h.built.app,
+      "/api/openapi.json",
+    );
     expect(doc.openapi).toBe("3.1.0");
     expect(missing).toEqual([]);
     expect(withoutSchema).toEqual([]);
+    // Every operation has a summary and a tag (the service's operation table).
+    expect(undescribed).toEqual([]);
     expect(routes).toBeGreaterThanOrEqual(5);
     const paths = Object.keys(doc.paths ?? {});
     expect(paths).toEqual(

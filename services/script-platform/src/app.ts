@@ -131,7 +131,7 @@ async function buildEngine(ctx: PlatformContext, metrics: PlatformMetrics): Prom
 export interface AppDeps {
   logger: Logger;
   clock?: Clock;
-  /** Where the generated bootstrap password is printed once (default: stdout). */
+  /** Also hears the generated bootstrap password lines (tests); the start-up banner prints them. */
   announce?: (line: string) => void;
 }
 
@@ -141,6 +141,8 @@ export interface BuiltApp {
   engine: Engine;
   /** Stops background work and closes the database; call after app.close(). */
   close(): Promise<void>;
+  /** Start-up banner rows: where to log in, and the generated admin password on first start. */
+  banner(url: string): [string, string][];
 }
 
 /** Build the script-platform app from a config object (tests build it in-process). */
@@ -177,10 +179,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await routeTable?.stop();
     await database.close();
   };
+  const firstRun: string[] = [];
   try {
-    await database.migrate(migrations, {
-      onApplied: (m) => logger.info({ migration: m.version, name: m.name }, "migration applied"),
-    });
+    await database.migrate(migrations);
     const master = loadMasterKey(config.PLATFORM_SECRET_KEY, config.DATA_DIR);
     if (master.generated)
       logger.warn(
@@ -196,7 +197,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       logger,
       username: config.PLATFORM_ADMIN_USERNAME,
       password: config.PLATFORM_ADMIN_PASSWORD,
-      announce: deps.announce ?? ((line) => process.stdout.write(`${line}\n`)),
+      // Printed once in the start-up banner, outside the structured log.
+      announce: (line) => {
+        firstRun.push(line);
+        deps.announce?.(line);
+      },
     });
     routeTable = createRouteTable(database, logger, clock);
     await routeTable.start();
@@ -251,7 +256,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       await w.start();
       started.push(w);
     }
-    return { app, ctx, engine, close };
+    const banner = (url: string): [string, string][] => [
+      ["Dashboard", `${url}/admin/`],
+      ...firstRun.map((line): [string, string] => ["Admin", line]),
+    ];
+    return { app, ctx, engine, close, banner };
   } catch (err) {
     await close().catch(() => {});
     throw err;

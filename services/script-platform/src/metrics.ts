@@ -2,6 +2,7 @@ import { type GaugeSpec, registerMetrics } from "@app/kit/http/metrics";
 import type { FastifyInstance } from "fastify";
 import type { PlatformContext } from "./context.js";
 import { executionsByStatus, outboxDepth, unresolvedDeadLetters } from "./metrics-repo.js";
+import { PRODUCT_VERSION } from "./version.js";
 
 /** Live state of the sandbox worker pool, read at scrape time (see /work/coord/platform.md). */
 export interface PoolGauges {
@@ -27,7 +28,11 @@ export function registerPlatformMetrics(
   app: FastifyInstance,
   ctx: Pick<PlatformContext, "config" | "database">,
 ): PlatformMetrics {
-  const metrics = registerMetrics(app, { token: ctx.config.METRICS_TOKEN, database: ctx.database });
+  const metrics = registerMetrics(app, {
+    token: ctx.config.METRICS_TOKEN,
+    database: ctx.database,
+    build: { name: "platform", version: PRODUCT_VERSION },
+  });
   const db = ctx.database.reader;
   metrics.gauge({
     name: "platform_executions",

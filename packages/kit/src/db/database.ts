@@ -18,6 +18,7 @@ import { DbBusyError } from "../errors.js";
 import { type Backend, Dialect } from "./dialect.js";
 import { checksumOf, type MigrateResult, type Migration, plan } from "./migrator.js";
 import { createLocalNotifier, createPgNotifier, type Notifier } from "./notifier.js";
+import { mapDatabaseError, OutageMonitor } from "./outage.js";
 import { PREPARED_MARK } from "./prepared.js";
 import {
   Checkpointer,
@@ -43,8 +44,17 @@ export interface DatabaseOptions {
    * named statement keep a generic plan when it costs no more than a custom one (key lookups).
    */
   planCacheMode?: "force_custom_plan" | "auto";
-  /** Hears a fatal error once (SQLite: a failed fsync of the write-ahead log). */
-  logger?: { error(obj: object, msg: string): void };
+  /**
+   * Hears a fatal error once (SQLite: a failed fsync of the write-ahead log), and one warn line
+   * when the database becomes unreachable and one when it answers again.
+   */
+  logger?: {
+    error(obj: object, msg: string): void;
+    warn?(obj: object, msg: string): void;
+    info?(obj: object, msg: string): void;
+  };
+  /** Time source of the outage monitor's recovery rule (tests pass a fake one). */
+  now?: () => number;
   /**
    * SQLite: syncs the write-ahead log to disk before writes are acknowledged (default: fdatasync
    * of `<file>-wal` on the libuv threadpool). Tests inject one they control.
@@ -117,6 +127,11 @@ export interface Database<DB> {
     opts?: { onApplied?: (m: Migration) => void },
   ): Promise<MigrateResult>;
   readonly notifier: Notifier;
+  /**
+   * Whether the database answers: statements that fail because it cannot be reached throw
+   * DatabaseUnavailableError (503 `database_unavailable`), and the outage is logged once.
+   */
+  readonly outage: OutageMonitor;
   /** SQLite file databases: how writes were made durable. Null otherwise. */
   readonly durability: DurabilityStats | null;
   close(): Promise<void>;
@@ -267,19 +282,31 @@ function cachedPrepare(raw: SQLite.Database): (sqlText: string) => SQLite.Statem
   };
 }
 
-/** The parts of a statement Kysely's SQLite connection uses, reporting writes to `tracker`. */
-function trackedStatement(stmt: SQLite.Statement, sqlText: string, tracker: CommitTracker) {
+/**
+ * The parts of a statement Kysely's SQLite connection uses, reporting writes to `tracker` and
+ * I/O failures to `outage` (as DatabaseUnavailableError).
+ */
+function trackedStatement(
+  stmt: SQLite.Statement,
+  sqlText: string,
+  tracker: CommitTracker | null,
+  outage: OutageMonitor,
+) {
   // sqlite3_stmt_readonly is false for anything that may write, and for BEGIN IMMEDIATE, which
   // writes nothing itself: a transaction that only read needs no sync.
   const readonly = stmt.readonly || /^\s*begin\b/i.test(sqlText);
   const tracked =
     <T>(exec: (params: unknown[]) => T) =>
     (params: unknown[]): T => {
-      tracker.check(readonly);
+      tracker?.check(readonly);
       try {
-        return exec(params);
+        const result = exec(params);
+        if (outage.down) outage.succeeded();
+        return result;
+      } catch (err) {
+        throw failedStatement(err, outage);
       } finally {
-        tracker.ran(readonly);
+        tracker?.ran(readonly);
       }
     };
   return {
@@ -290,23 +317,32 @@ function trackedStatement(stmt: SQLite.Statement, sqlText: string, tracker: Comm
   };
 }
 
+/** A statement failed: unavailable errors become DatabaseUnavailableError and start an outage. */
+function failedStatement(err: unknown, outage: OutageMonitor): unknown {
+  const mapped = mapDatabaseError(err);
+  if (mapped !== err && (mapped as { code?: unknown }).code === "database_unavailable") outage.failed(err);
+  return mapped;
+}
+
 /** The shape Kysely's SQLite dialect wants, with statements cached per SQL text. */
-function cachingSqlite(raw: SQLite.Database, tracker: CommitTracker | null) {
+function cachingSqlite(raw: SQLite.Database, tracker: CommitTracker | null, outage: OutageMonitor) {
   const prepareRaw = cachedPrepare(raw);
-  let prepare: (sqlText: string) => unknown = prepareRaw;
-  if (tracker) {
-    // One wrapper per cached statement, kept as long as the statement is.
-    const wrappers = new WeakMap<SQLite.Statement, ReturnType<typeof trackedStatement>>();
-    prepare = (sqlText) => {
-      const stmt = prepareRaw(sqlText);
-      let w = wrappers.get(stmt);
-      if (!w) {
-        w = trackedStatement(stmt, sqlText, tracker);
-        wrappers.set(stmt, w);
-      }
-      return w;
-    };
-  }
+  // One wrapper per cached statement, kept as long as the statement is.
+  const wrappers = new WeakMap<SQLite.Statement, ReturnType<typeof trackedStatement>>();
+  const prepare = (sqlText: string) => {
+    let stmt: SQLite.Statement;
+    try {
+      stmt = prepareRaw(sqlText);
+    } catch (err) {
+      throw failedStatement(err, outage);
+    }
+    let w = wrappers.get(stmt);
+    if (!w) {
+      w = trackedStatement(stmt, sqlText, tracker, outage);
+      wrappers.set(stmt, w);
+    }
+    return w;
+  };
   return { prepare, close: () => raw.close() } as unknown as SQLite.Database;
 }
 
@@ -317,13 +353,23 @@ function cachingSqlite(raw: SQLite.Database, tracker: CommitTracker | null) {
  */
 class SqliteReadConnection implements DatabaseConnection {
   private readonly prepare: (sqlText: string) => SQLite.Statement;
-  constructor(raw: SQLite.Database) {
+  constructor(
+    raw: SQLite.Database,
+    private readonly outage: OutageMonitor,
+  ) {
     this.prepare = cachedPrepare(raw);
   }
   async executeQuery<R>(q: CompiledQuery): Promise<{ rows: R[] }> {
-    const stmt = this.prepare(q.sql);
-    if (!stmt.reader) throw new Error("the reader connection only runs queries that return rows");
-    return { rows: stmt.all(q.parameters as unknown[]) as R[] };
+    let stmt: SQLite.Statement;
+    let rows: R[];
+    try {
+      stmt = this.prepare(q.sql);
+      if (!stmt.reader) throw new Error("the reader connection only runs queries that return rows");
+      rows = stmt.all(q.parameters as unknown[]) as R[];
+    } catch (err) {
+      throw failedStatement(err, this.outage);
+    }
+    return { rows };
   }
   // biome-ignore lint/correctness/useYield: streaming is not offered on the read path
   async *streamQuery<R>(): AsyncIterableIterator<{ rows: R[] }> {
@@ -333,8 +379,11 @@ class SqliteReadConnection implements DatabaseConnection {
 
 class SqliteReadDriver implements Driver {
   private readonly conn: SqliteReadConnection;
-  constructor(private readonly raw: SQLite.Database) {
-    this.conn = new SqliteReadConnection(raw);
+  constructor(
+    private readonly raw: SQLite.Database,
+    outage: OutageMonitor,
+  ) {
+    this.conn = new SqliteReadConnection(raw, outage);
   }
   async init() {}
   async acquireConnection() {
@@ -352,41 +401,68 @@ class SqliteReadDriver implements Driver {
 }
 
 class SqliteReadDialect extends SqliteDialect {
-  constructor(private readonly raw: SQLite.Database) {
+  constructor(
+    private readonly raw: SQLite.Database,
+    private readonly outage: OutageMonitor,
+  ) {
     super({ database: raw as never });
   }
   override createDriver() {
-    return new SqliteReadDriver(this.raw);
+    return new SqliteReadDriver(this.raw, this.outage);
   }
 }
 
-const namedClients = new WeakSet<pg.PoolClient>();
+const wrappedClients = new WeakSet<pg.PoolClient>();
 
 /**
- * Statements compiled by `preparedQuery` (they start with PREPARED_MARK) go out as named prepared
- * statements: the server parses and plans them once per connection instead of on every call.
- * The name is a hash of the text, so the same text has the same name on every connection.
+ * Promise-style queries (Kysely's) go through pg's callback form, so a connection failure comes
+ * back as DatabaseUnavailableError without a second promise per query. Statements compiled by
+ * `preparedQuery` (they start with PREPARED_MARK) go out as named prepared statements: the server
+ * parses and plans them once per connection instead of on every call. The name is a hash of the
+ * text, so the same text has the same name on every connection.
  */
-function nameMarkedStatements(client: pg.PoolClient, names: Map<string, string>): void {
-  if (namedClients.has(client)) return;
-  namedClients.add(client);
+function wrapQuery(client: pg.PoolClient, names: Map<string, string>, outage: OutageMonitor): void {
+  if (wrappedClients.has(client)) return;
+  wrappedClients.add(client);
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
   (client as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
-    if (typeof text !== "string" || !text.startsWith(PREPARED_MARK) || typeof values === "function")
+    // Cursors, config objects and callback calls are passed through unchanged.
+    if (typeof text !== "string" || typeof values === "function" || cb !== undefined)
       return cb === undefined ? query(text, values) : query(text, values, cb);
-    let name = names.get(text);
-    if (!name) {
-      name = `kq_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
-      names.set(text, name);
+    let config: unknown = text;
+    if (text.startsWith(PREPARED_MARK)) {
+      let name = names.get(text);
+      if (!name) {
+        name = `kq_${createHash("sha1").update(text).digest("hex").slice(0, 20)}`;
+        names.set(text, name);
+      }
+      config = { name, text, values };
     }
-    return query({ name, text, values }, cb);
+    return new Promise((resolve, reject) => {
+      const done = (err: Error | null, result: unknown) => {
+        if (err) return reject(failedStatement(err, outage));
+        if (outage.down) outage.succeeded();
+        resolve(result);
+      };
+      if (typeof config === "string") query(config, values, done);
+      else query(config, done);
+    });
   };
 }
 
-/** A pool whose acquire timeout surfaces as DbBusyError, counting waits. */
+/**
+ * A pool whose acquire timeout surfaces as DbBusyError, counting waits, and whose connection
+ * failures surface as DatabaseUnavailableError.
+ */
 class BusyMappingPool extends pg.Pool {
   readonly stats = newPoolStats();
   private readonly statementNames = new Map<string, string>();
+  constructor(
+    private readonly outage: OutageMonitor,
+    config: pg.PoolConfig,
+  ) {
+    super(config);
+  }
   override connect(): Promise<pg.PoolClient>;
   override connect(
     cb: (
@@ -408,7 +484,7 @@ class BusyMappingPool extends pg.Pool {
     return super.connect().then(
       (client) => {
         if (waits) countWait(this.stats, t0, false);
-        nameMarkedStatements(client, this.statementNames);
+        wrapQuery(client, this.statementNames, this.outage);
         return client;
       },
       (err: Error) => {
@@ -416,7 +492,7 @@ class BusyMappingPool extends pg.Pool {
           countWait(this.stats, t0, true);
           throw new DbBusyError();
         }
-        throw err;
+        throw failedStatement(err, this.outage);
       },
     );
   }
@@ -449,6 +525,8 @@ export function openDatabase<DB>(opts: DatabaseOptions): Database<DB> {
       timeoutMs,
       opts.poolSize ?? 10,
       opts.planCacheMode ?? "force_custom_plan",
+      new OutageMonitor(outageLogger(opts), opts.now),
+      migrationLogger(opts),
     );
   if (!opts.sqliteFile) throw new Error("openDatabase needs url or sqliteFile");
   return openSqliteDatabase<DB>(opts.sqliteFile, timeoutMs, opts);
@@ -517,8 +595,21 @@ function sqliteDurability(
   };
 }
 
+/** Every service logs each migration it applies, the same way. */
+function migrationLogger(opts: { logger?: DatabaseOptions["logger"] }) {
+  return (m: Migration) =>
+    opts.logger?.info?.({ migration: m.version, migration_name: m.name }, "migration applied");
+}
+
+function outageLogger(opts: { logger?: DatabaseOptions["logger"] }) {
+  const l = opts.logger;
+  return l?.warn ? { warn: l.warn.bind(l) } : undefined;
+}
+
 function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseOptions): Database<DB> {
   const raw = openSqlite(file);
+  const outage = new OutageMonitor(outageLogger(opts), opts.now);
+  const logApplied = migrationLogger(opts);
   const poolStats = newPoolStats();
   // Runs `fn` holding the write connection (the checkpointer's WAL restart); `db` is set below.
   let db: Kysely<DB> | null = null;
@@ -528,7 +619,12 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
   const durable = file === ":memory:" ? null : sqliteDurability(raw, file, opts, exclusive);
   const tracker = durable ? new CommitTracker(raw, durable.sync, durable.startCheckpointer) : null;
   db = new Kysely<DB>({
-    dialect: new TimedSqliteDialect({ database: cachingSqlite(raw, tracker) }, timeoutMs, poolStats, tracker),
+    dialect: new TimedSqliteDialect(
+      { database: cachingSqlite(raw, tracker, outage) },
+      timeoutMs,
+      poolStats,
+      tracker,
+    ),
   });
   // An in-memory database cannot be shared between connections: reads go through `db` then.
   let reader = db;
@@ -536,7 +632,7 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
   if (file !== ":memory:") {
     readRaw = new SQLite(file, { readonly: true, fileMustExist: true });
     readRaw.pragma("busy_timeout = 5000");
-    reader = new Kysely<DB>({ dialect: new SqliteReadDialect(readRaw) });
+    reader = new Kysely<DB>({ dialect: new SqliteReadDialect(readRaw, outage) });
   }
   const dialect = new Dialect("sqlite");
   const notifier = createLocalNotifier();
@@ -563,6 +659,7 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
     db,
     reader,
     notifier,
+    outage,
     durability: durable?.stats ?? null,
     writeTx: async (fn) => {
       const { value, durable } = await writeTxCommitted(fn);
@@ -598,6 +695,7 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
             raw.exec("ROLLBACK");
             throw err;
           }
+          logApplied(m);
           mopts?.onApplied?.(m);
         }
         return { applied: pending.map((m) => m.version), current: migrations.length };
@@ -624,12 +722,14 @@ function openPostgres<DB>(
   timeoutMs: number,
   poolSize: number,
   planCacheMode: "force_custom_plan" | "auto",
+  outage: OutageMonitor,
+  logApplied: (m: Migration) => void,
 ): Database<DB> {
   const types = {
     getTypeParser: ((oid: number, format?: "text" | "binary") =>
       PG_TYPE_PARSERS[oid] ?? pg.types.getTypeParser(oid, format as "text")) as typeof pg.types.getTypeParser,
   };
-  const pool = new BusyMappingPool({
+  const pool = new BusyMappingPool(outage, {
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: timeoutMs,
@@ -639,11 +739,17 @@ function openPostgres<DB>(
     // the caller's statements are known to do well on generic plans.
     options: `-c plan_cache_mode=${planCacheMode === "auto" ? "auto" : "force_custom_plan"}`,
   });
-  // An idle client that errors (server restart) must not crash the process.
-  pool.on("error", () => {});
+  // No connection error may crash the process (an 'error' event without a listener throws): an
+  // idle client's error reaches the pool's listener, a checked-out client's its own. Either
+  // starts an outage; a new connection is evidence the server answers again.
+  pool.on("error", (err) => outage.failed(err));
+  pool.on("connect", (client) => {
+    client.on("error", (err) => outage.failed(err));
+    outage.succeeded();
+  });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const dialect = new Dialect("postgres");
-  const notifier = createPgNotifier(url, pool);
+  const notifier = createPgNotifier(url, pool, outage);
   return {
     backend: "postgres",
     poolStats: pool.stats,
@@ -652,6 +758,7 @@ function openPostgres<DB>(
     reader: db,
     notifier,
     // PostgreSQL's COMMIT waits for its own WAL flush on the server, off this event loop.
+    outage,
     durability: null,
     writeTx: (fn) => db.transaction().execute(fn),
     // The server's COMMIT returned after its own WAL flush: committed is durable.
@@ -685,6 +792,7 @@ function openPostgres<DB>(
             await client.query("ROLLBACK");
             throw err;
           }
+          logApplied(m);
           mopts?.onApplied?.(m);
         }
         return { applied: pending.map((m) => m.version), current: migrations.length };

@@ -2,8 +2,11 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
+  type FastifyRequest,
   type FastifyServerOptions,
+  LogController,
 } from "fastify";
+import { DatabaseUnavailableError, isDatabaseUnavailable } from "../db/outage.js";
 import { AppError } from "../errors.js";
 import { newId } from "../ids.js";
 import type { Logger } from "../logger.js";
@@ -14,11 +17,6 @@ export interface HttpAppOptions {
   logger: Logger;
   /** Default JSON/text body limit in bytes (routes may set their own). */
   bodyLimit?: number;
-  /**
-   * Whether request log lines carry the path. Query strings are never logged (they carry
-   * tickets and media tokens); the bridge turns paths off entirely (its path can be a secret).
-   */
-  logPaths?: boolean;
   /**
    * A URL whose percent-encoding is malformed never reaches a route: it gets 400 `invalid_url`,
    * or 404 `not_found` when this returns true for the raw URL (the gallery hides /media/ that way).
@@ -60,6 +58,11 @@ export function toErrorResponse(err: unknown): {
   headers: Record<string, string>;
 } {
   if (err instanceof AppError) return { status: err.status, body: err.toBody(), headers: err.headers };
+  // A driver error that reached a route unmapped (a pool query, a lost WAL sync): still a 503.
+  if (isDatabaseUnavailable(err)) {
+    const e = new DatabaseUnavailableError();
+    return { status: e.status, body: e.toBody(), headers: e.headers };
+  }
   const e = err as Partial<FastifyError> & { validation?: { instancePath?: string; message?: string }[] };
   if (e?.validation) {
     const v = e.validation[0];
@@ -123,22 +126,38 @@ export function toErrorResponse(err: unknown): {
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{8,64}$/;
 
-/** A Fastify app with the shared error shape, request ids, path-safe logging and SSE shutdown. */
+/** Probes and scrapes: logged at debug, so an info log shows the traffic people make. */
+const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
+/** Route label of requests that matched no route (never the raw path: it may hold ids or secrets). */
+export const UNMATCHED_ROUTE = "(unmatched)";
+
+/**
+ * The one log line of a request (contracts/common.md): method, route pattern (never the raw path:
+ * paths can carry secrets and tokens), status, duration. Written when the response finished;
+ * hijacked replies (SSE, MCP streams) get it when their stream closes.
+ */
+export function logRequest(req: FastifyRequest, status: number, durationMs: number): void {
+  const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
+  const line = { method: req.method, route, status, duration_ms: Math.round(durationMs * 10) / 10 };
+  if (PROBE_ROUTES.has(route)) req.log.debug(line, "request");
+  else req.log.info(line, "request");
+}
+
+/** A Fastify app with the shared error shape, request ids, one path-free log line per request and SSE shutdown. */
 export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
-  const logPaths = opts.logPaths ?? true;
   const app = Fastify({
     loggerInstance: opts.logger.child(
       {},
       {
+        // Fastify's own request/response lines are off (logRequest writes the one line); these
+        // keep any other line that carries a request free of paths and query strings.
         serializers: {
-          req: (req: { method?: string; url?: string; id?: string }) => ({
-            method: req.method,
-            ...(logPaths ? { path: (req.url ?? "").split("?")[0] } : {}),
-          }),
+          req: (req: { method?: string }) => ({ method: req.method }),
           res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
         },
       },
     ),
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     genReqId: (req) => {
       const h = req.headers["x-request-id"];
@@ -186,10 +205,16 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
     reply.header("x-content-type-options", "nosniff");
     done();
   });
+  app.addHook("onResponse", (req, reply, done) => {
+    logRequest(req, reply.statusCode, reply.elapsedTime);
+    done();
+  });
 
   app.setErrorHandler((err, req, reply) => {
     const { status, body, headers } = toErrorResponse(err);
-    if (status >= 500 && !(err instanceof AppError)) req.log.error({ err }, "request failed");
+    // Outages are logged once by the database layer (db/outage.ts), not per request.
+    if (status >= 500 && status !== 503 && !(err instanceof AppError))
+      req.log.error({ err }, "request failed");
     for (const [k, v] of Object.entries(headers)) reply.header(k, v);
     return reply.code(status).type("application/json").send(body);
   });

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { envVar } from "../config.js";
 import type { PoolStats } from "../db/database.js";
 import { unauthorized } from "../errors.js";
+import { UNMATCHED_ROUTE } from "./app.js";
 import { matchSecret, presentedCredentials } from "./auth.js";
 
 /** `METRICS_TOKEN`, the same in every service's env spec. */
@@ -15,8 +16,7 @@ export const metricsTokenEnv = () =>
     { secret: true, defaultText: "unset (open)" },
   );
 
-/** Route label of requests that matched no route (never the raw path: it may hold ids or secrets). */
-export const UNMATCHED_ROUTE = "(unmatched)";
+export { UNMATCHED_ROUTE };
 
 export interface MetricsOptions {
   /**
@@ -24,8 +24,13 @@ export interface MetricsOptions {
    * compared in constant time); unset means open, for a scraper on a private network.
    */
   token?: string | undefined;
-  /** The database whose pool waits are exported (optional: the bridge has none). */
-  database?: { readonly poolStats: Readonly<PoolStats> };
+  /** The database whose pool waits and availability are exported (optional: the bridge has none). */
+  database?: { readonly poolStats: Readonly<PoolStats>; readonly outage?: { readonly down: boolean } };
+  /**
+   * `<name>_build_info{version, node}` = 1 (contracts/common.md: `gallery`, `platform`, `bridge`),
+   * so a dashboard can show and alert on what runs where.
+   */
+  build?: { name: string; version: string };
   /** Request latency buckets in seconds. */
   buckets?: number[];
 }
@@ -148,6 +153,27 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions = {})
       ];
     },
   });
+  // The names Prometheus' own client libraries use, so stock dashboards and alerts work.
+  const startedAt = Math.floor(Date.now() / 1000 - process.uptime());
+  gauge({
+    name: "process_start_time_seconds",
+    help: "Start time of the process since the Unix epoch, in seconds.",
+    collect: () => startedAt,
+  });
+  gauge({
+    name: "process_resident_memory_bytes",
+    help: "Resident memory size in bytes.",
+    collect: () => process.memoryUsage.rss(),
+  });
+  if (opts.build) {
+    const { name, version } = opts.build;
+    gauge({
+      name: `${name}_build_info`,
+      help: `Version of this ${name} build (value is always 1).`,
+      labelNames: ["version", "node"],
+      collect: () => [{ labels: { version, node: process.version }, value: 1 }],
+    });
+  }
   new Counter({
     name: "process_cpu_seconds_total",
     help: "CPU time (user + system) used by the process.",
@@ -186,6 +212,13 @@ export function registerMetrics(app: FastifyInstance, opts: MetricsOptions = {})
       "Connection waits that gave up (answered 503 database_busy).",
       (s) => s.timeouts,
     );
+    const outage = db.outage;
+    if (outage)
+      gauge({
+        name: "db_up",
+        help: "1 while the database answers, 0 during an outage (routes answer 503 database_unavailable).",
+        collect: () => (outage.down ? 0 : 1),
+      });
   }
 
   const token = opts.token === "" ? undefined : opts.token;

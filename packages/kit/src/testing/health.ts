@@ -13,6 +13,8 @@ interface Service<S extends EnvSpec> {
   ): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
   /** A path under the service's API prefix that no route serves. */
   unknownPath: string;
+  /** `<metricsName>_build_info{version}` on /metrics (contracts/common.md), with this version. */
+  build?: { metricsName: string; version: string };
 }
 
 /**
@@ -40,6 +42,17 @@ export function describeHealth<S extends EnvSpec>(name: string, service: Service
       expect(res.statusCode).toBe(200);
       expect(res.headers["content-type"]).toMatch(/^text\/plain/);
       expect(res.body).toBe("ok");
+    });
+
+    it.runIf(service.build)("serves the standard process and build metrics", async () => {
+      const res = await built.app.inject({ method: "GET", url: "/metrics" });
+      expect(res.statusCode).toBe(200);
+      const b = service.build as { metricsName: string; version: string };
+      expect(res.body).toMatch(/^process_start_time_seconds \d+$/m);
+      expect(res.body).toMatch(/^process_resident_memory_bytes \d+$/m);
+      expect(res.body).toContain(
+        `${b.metricsName}_build_info{version="${b.version}",node="${process.version}"} 1`,
+      );
     });
 
     it("answers unknown paths with the common 404 error body", async () => {

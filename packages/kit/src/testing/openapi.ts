@@ -1,7 +1,7 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
 import type { FastifyInstance } from "fastify";
 import type { OpenAPIV3_1 } from "openapi-types";
-import { documentedRoutes, openApiGaps } from "../http/openapi.js";
+import { documentedRoutes, openApiGaps, undescribedOperations } from "../http/openapi.js";
 
 /**
  * Fetch a service's OpenAPI document over HTTP, validate it (OpenAPI 3.1 schema and $refs,
@@ -11,11 +11,23 @@ import { documentedRoutes, openApiGaps } from "../http/openapi.js";
 export async function checkOpenApi(
   app: FastifyInstance,
   jsonPath: string,
-): Promise<{ doc: OpenAPIV3_1.Document; routes: number; missing: string[]; withoutSchema: string[] }> {
+): Promise<{
+  doc: OpenAPIV3_1.Document;
+  routes: number;
+  missing: string[];
+  withoutSchema: string[];
+  /** Operations without a summary or a tag. */
+  undescribed: string[];
+}> {
   const res = await app.inject({ method: "GET", url: jsonPath });
   if (res.statusCode !== 200) throw new Error(`GET ${jsonPath} answered ${res.statusCode}`);
   const doc = res.json() as OpenAPIV3_1.Document;
   // validate() dereferences in place; give it a copy so `doc` keeps its $refs.
   await SwaggerParser.validate(structuredClone(doc) as never);
-  return { doc, routes: documentedRoutes(app).length, ...openApiGaps(app) };
+  return {
+    doc,
+    routes: documentedRoutes(app).length,
+    ...openApiGaps(app),
+    undescribed: undescribedOperations(doc),
+  };
 }

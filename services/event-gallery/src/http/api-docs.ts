@@ -1,5 +1,7 @@
 import { registerOpenApi } from "@app/kit/http/openapi";
 import type { FastifyInstance } from "fastify";
+import { GALLERY_VERSION } from "../version.js";
+import { GALLERY_OPERATIONS } from "./openapi-operations.js";
 
 export const OPENAPI_JSON = "/api/v1/openapi.json";
 export const API_DOCS = "/api/v1/docs";
@@ -12,7 +14,8 @@ export const API_DOCS = "/api/v1/docs";
 export function registerApiDocs(app: FastifyInstance): Promise<void> {
   return registerOpenApi(app, {
     title: "event-gallery API",
-    version: "1",
+    version: GALLERY_VERSION,
+    operations: GALLERY_OPERATIONS,
     description: "Photo and video sharing for one event. Errors: `{error: {code, message}}`.",
     prefix: "/api/v1",
     jsonPath: OPENAPI_JSON,

@@ -4,6 +4,7 @@ import { countByCompressionStatus } from "../admin/repository.js";
 import type { GalleryContext } from "../context.js";
 import type { ExportStatus } from "../db/schema.js";
 import { listJobs } from "../export/repo.js";
+import { GALLERY_VERSION } from "../version.js";
 
 const EXPORT_STATUSES: readonly ExportStatus[] = ["pending", "running", "done", "failed"];
 
@@ -16,7 +17,11 @@ export function registerGalleryMetrics(
   ctx: Pick<GalleryContext, "config" | "database">,
   live: { sseClients: () => number },
 ): void {
-  const metrics = registerMetrics(app, { token: ctx.config.METRICS_TOKEN, database: ctx.database });
+  const metrics = registerMetrics(app, {
+    token: ctx.config.METRICS_TOKEN,
+    database: ctx.database,
+    build: { name: "gallery", version: GALLERY_VERSION },
+  });
   metrics.gauge({
     name: "gallery_derivative_backlog",
     help: "Uploads waiting for their thumbnail, preview and display sizes.",

@@ -23,9 +23,12 @@ async function freeSquatterName(
 /**
  * Start-up: make sure exactly one admin account exists under GALLERY_ADMIN_NAME with a password.
  * A guest who holds that name is renamed (never promoted). With GALLERY_ADMIN_PASSWORD unset and
- * no stored password, a random one is generated, stored hashed and printed once in the log.
+ * no stored password, a random one is generated, stored hashed and returned (the start-up
+ * banner prints it once; it never goes into a log line).
  */
-export async function ensureAdmin(ctx: GalleryContext): Promise<void> {
+export async function ensureAdmin(
+  ctx: GalleryContext,
+): Promise<{ name: string; generatedPassword: string | null }> {
   const { database, clock, logger, config } = ctx;
   const name = config.GALLERY_ADMIN_NAME.normalize("NFC").trim().replace(/\s+/gu, " ");
   const key = nameKey(name);
@@ -71,6 +74,7 @@ export async function ensureAdmin(ctx: GalleryContext): Promise<void> {
   if (renamed) logger.warn({ user_id: renamed }, "a guest held the admin display name and was renamed");
   if (generated && stored)
     logger.warn(
-      `admin password generated (shown only this once; set GALLERY_ADMIN_PASSWORD to choose one): ${generated}`,
+      "admin password generated: printed once in the start-up banner (set GALLERY_ADMIN_PASSWORD to choose one)",
     );
+  return { name, generatedPassword: generated && stored ? generated : null };
 }

@@ -334,10 +334,16 @@ describe("admin account", () => {
     const env = await createTestEnv("gallery_admin");
     try {
       const first = await startGallery({ keepEnv: env, env: { GALLERY_ADMIN_PASSWORD: "" } });
-      const line = first.logs.lines.find((l) => l.includes("admin password generated"));
-      expect(line).toBeDefined();
-      const password = /: (\S+)"/.exec(line ?? "")?.[1] ?? "";
+      expect(first.logs.lines.find((l) => l.includes("admin password generated"))).toBeDefined();
+      // The password is in the start-up banner, never in a log line.
+      const row = first.built.banner("http://gallery.test").find(([k]) => k === "Admin password");
+      const password = row?.[1].split(" ")[0] ?? "";
       expect(password.length).toBeGreaterThan(16);
+      expect(first.logs.text()).not.toContain(password);
+      expect(first.built.banner("http://gallery.test")).toContainEqual([
+        "Admin login",
+        'http://gallery.test/admin as "Admin"',
+      ]);
       const login = await first.call("POST", "/admin/login", { body: { password } });
       expect(login.statusCode).toBe(200);
       expect(login.json().user).toMatchObject({ display_name: "Admin", role: "admin", is_banned: false });
@@ -354,6 +360,7 @@ describe("admin account", () => {
       });
       try {
         expect(second.logs.text()).not.toContain("admin password generated");
+        expect(second.built.banner("http://g").map(([k]) => k)).toEqual(["Guests join", "Admin login"]);
         const again = await second.call("POST", "/admin/login", { body: { password } });
         expect(again.statusCode).toBe(200);
         expect(again.json().user).toMatchObject({ display_name: "Alice", role: "admin" });

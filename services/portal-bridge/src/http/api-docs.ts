@@ -1,5 +1,7 @@
 import { registerOpenApi } from "@app/kit/http/openapi";
 import type { FastifyInstance } from "fastify";
+import { BRIDGE_VERSION } from "../version.js";
+import { BRIDGE_OPERATIONS } from "./openapi-operations.js";
 
 export const OPENAPI_JSON = "/api/openapi.json";
 export const API_DOCS = "/api/docs";
@@ -13,7 +15,8 @@ export const API_DOCS = "/api/docs";
 export function registerApiDocs(app: FastifyInstance): Promise<void> {
   return registerOpenApi(app, {
     title: "portal-bridge HTTP API",
-    version: "1",
+    version: BRIDGE_VERSION,
+    operations: BRIDGE_OPERATIONS,
     description: "The bridge's own endpoints beside /mcp. Errors: `{error: {code, message}}`.",
     prefix: ["/api", "/token", "/oauth", "/.well-known"],
     jsonPath: OPENAPI_JSON,

@@ -1,6 +1,8 @@
 import { registerOpenApi } from "@app/kit/http/openapi";
 import type { FastifyInstance } from "fastify";
+import { PRODUCT_VERSION } from "../version.js";
 import { SESSION_COOKIE } from "./admin-gate.js";
+import { PLATFORM_OPERATIONS, PLATFORM_RENAMES } from "./openapi-operations.js";
 
 export const OPENAPI_JSON = "/api/v1/openapi.json";
 export const API_DOCS = "/api/v1/docs";
@@ -14,7 +16,9 @@ export const API_DOCS = "/api/v1/docs";
 export function registerApiDocs(app: FastifyInstance): Promise<void> {
   return registerOpenApi(app, {
     title: "script-platform API",
-    version: "1",
+    version: PRODUCT_VERSION,
+    operations: PLATFORM_OPERATIONS,
+    renames: PLATFORM_RENAMES,
     description: "Admin API of the script platform. Errors: `{error: {code, message}}`.",
     prefix: ["/api/v1", "/version"],
     jsonPath: OPENAPI_JSON,

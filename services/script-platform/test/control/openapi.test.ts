@@ -10,10 +10,33 @@ describe("OpenAPI document of the platform API", () => {
   afterAll(() => h.close());
 
   it("validates as OpenAPI 3.1 and lists every /api/v1 route with its schemas", async () => {
-    const { doc, routes, missing, withoutSchema } = await checkOpenApi(h.built.app, "/api/v1/openapi.json");
+    const { doc, routes, missing, withoutSchema, undescribed } = await checkOpenApi(
+      h.built.app,
+      "/api/v1/openapi.json",
+    );
     expect(doc.openapi).toBe("3.1.0");
     expect(missing).toEqual([]);
     expect(withoutSchema).toEqual([]);
+    // Every operation has a summary and a tag (the service's operation table).
+    expect(undescribed).toEqual([]);
+    // Colon actions are literal, distinct paths (not one `{action}` that collides with `{id}`).
+    expect(doc.paths?.["/api/v1/admin/scripts/{id}:run"]?.post?.parameters).toMatchObject([
+      { in: "path", name: "id" },
+    ]);
+    expect(doc.paths?.["/api/v1/admin/scripts/{id}/versions/{n}:restore"]?.post).toBeDefined();
+    expect(Object.keys(doc.paths ?? {}).filter((p) => p.includes("{action}"))).toEqual([]);
+    // Real bounds, not the ±2^53 of an integer.
+    const body = doc.paths?.["/api/v1/admin/scripts"]?.post?.requestBody as {
+      content: Record<
+        string,
+        { schema: { properties: Record<string, { minimum?: number; maximum?: number }> } }
+      >;
+    };
+    expect(body.content["application/json"]?.schema.properties.timeout_seconds).toMatchObject({
+      minimum: 1,
+      maximum: 300,
+    });
+    expect(JSON.stringify(doc)).not.toContain("9007199254740991");
     expect(routes).toBeGreaterThan(50);
     const paths = doc.paths ?? {};
     expect(Object.keys(paths)).toEqual(

@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repo.js";
+import { TIMEOUT_CEILING_S } from "../../control/sandbox-policy.js";
 import { appsWithScope } from "../../control/scopes.js";
 import { SCRIPT_LANGUAGES } from "../../control/script-language.js";
 import { createScripts, savedBy } from "../../control/scripts.js";
@@ -16,7 +17,8 @@ const fields = {
   kind: z.enum(["endpoint", "module"]),
   source: z.string(),
   description: z.string().max(10_000),
-  timeout_seconds: z.number().int("must be an integer"),
+  // The bound is checked by the domain (422 above_ceiling with the ceiling); the document states it.
+  timeout_seconds: z.number().int("must be an integer").meta({ minimum: 1, maximum: TIMEOUT_CEILING_S }),
   // Checked by the sandbox policy (unknown keys, integers, ceilings) for precise errors.
   sandbox: z.unknown(),
   memory_limit_mb: z.number().int("must be an integer").min(1).max(1_048_576).nullable(),
