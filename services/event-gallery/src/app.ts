@@ -36,6 +36,7 @@ import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
 import { registerMediaPathGuard, registerMediaRoutes } from "./http/routes/media.js";
 import { registerPremoderationRoutes } from "./http/routes/premoderation.js";
+import { registerPushRoutes } from "./http/routes/push.js";
 import { registerResumableRoutes } from "./http/routes/resumable.js";
 import { registerSocialRoutes } from "./http/routes/social.js";
 import { registerStreamRoutes } from "./http/routes/stream.js";
@@ -47,6 +48,9 @@ import { IdentityService } from "./identity/service.js";
 import { createLimiterFor } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
 import { ModerationService } from "./moderation/service.js";
+import { type EndpointRule, publicHttpsOnly } from "./notify/endpoint.js";
+import { HostNotifier, vapidSubject } from "./notify/service.js";
+import { loadVapidKeys } from "./notify/vapid.js";
 import { PremoderationService } from "./premoderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
 import { StreamHub } from "./realtime/hub.js";
@@ -65,6 +69,8 @@ export interface AppDeps {
   acquireTimeoutMs?: number;
   /** PostgreSQL pool size (default 10). */
   poolSize?: number;
+  /** Which push endpoints may be called (default: https to a named host; tests allow loopback). */
+  pushEndpointAllowed?: EndpointRule;
 }
 
 export interface BuiltApp {
@@ -101,6 +107,21 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
     const settings = await createSettingsStore(database, clock);
     const bus = await createEventBus(logger, database);
+    const limiter = createLimiterFor(database, clock);
+    const notifier = new HostNotifier({
+      database,
+      clock,
+      logger,
+      limiter,
+      keys: await loadVapidKeys(dataDir),
+      allowEndpoint: deps.pushEndpointAllowed ?? publicHttpsOnly,
+      subject: vapidSubject(config.GALLERY_PUBLIC_URL),
+      ...(config.GALLERY_NOTIFY_WEBHOOK_URL
+        ? {
+            webhook: { url: config.GALLERY_NOTIFY_WEBHOOK_URL, format: config.GALLERY_NOTIFY_WEBHOOK_FORMAT },
+          }
+        : {}),
+    });
     const ctx: GalleryContext = {
       config,
       clock,
@@ -109,10 +130,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       paths,
       settings,
       auth: createAuth(database, tokens, clock),
-      limiter: createLimiterFor(database, clock),
+      limiter,
       bus,
       disk: deps.disk ?? createDiskProbe(dataDir),
       tempOwner: newOwnerId(),
+      notify: notifier,
     };
     // Owned before the first request can write a temp file; the upload sweeper renews it.
     await renewOwner(dataDir, ctx.tempOwner, clock.now());
@@ -145,6 +167,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerPremoderationRoutes(api, ctx, new PremoderationService(ctx, moderation));
         registerBrandingRoutes(api, ctx);
         registerGuestbookRoutes(api, ctx, new GuestbookService(ctx));
+        registerPushRoutes(api, notifier);
         registerAdminRoutes(api, ctx, settings);
         registerStreamRoutes(api, ctx, { tickets, hub, tokens });
         registerUploadRoutes(api, ctx);
@@ -160,7 +183,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     );
 
     // One entry per background worker: `createXWorker(ctx)` returning a BackgroundWorker.
-    workers = [exportWorker, createDerivativeWorker(ctx), createUploadSweeper(ctx)];
+    workers = [exportWorker, createDerivativeWorker(ctx), createUploadSweeper(ctx), notifier.worker()];
     let started = false;
     const startWorkers = () => {
       if (started) return;

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { commonEnv, type EnvValues, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
+import { WEBHOOK_FORMATS } from "@app/kit/webhook-format";
 import { z } from "zod";
 
 /** Every variable event-gallery reads; the same spec validates start-up and prints --help. */
@@ -72,6 +73,15 @@ export const envSpec = {
     z.coerce.number().int().min(1).max(64).default(availableParallelism()),
     "photos and videos compressed at once (each render also uses sharp's own threads)",
     { defaultText: "the number of CPU cores" },
+  ),
+  GALLERY_NOTIFY_WEBHOOK_URL: envVar(
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
+    "receives a POST when uploads wait for approval (at most once a minute) and when a guest asks for a PIN reset",
+    { secret: true },
+  ),
+  GALLERY_NOTIFY_WEBHOOK_FORMAT: envVar(
+    z.enum(WEBHOOK_FORMATS).default("json"),
+    "json: {event, title, text, message, at}; slack: {text} (Slack, Mattermost); ntfy: text/plain with Title/Tags/Priority headers; gotify: {title, message, priority}",
   ),
   METRICS_TOKEN: metricsTokenEnv(),
 };

@@ -4,6 +4,7 @@ import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { Config } from "./config.js";
 import type { GalleryDB, Role } from "./db/schema.js";
+import type { HostNotifications } from "./notify/service.js";
 
 /**
  * What every gallery module receives. Built once in app.ts; other modules depend on these interfaces, not on each other's internals.
@@ -27,6 +28,8 @@ export interface GalleryContext {
   disk: DiskProbe;
   /** This instance's owner id for temp files (uploads/temp-owners.ts). */
   tempOwner: string;
+  /** Host notifications (Web Push, webhook): fire-and-forget. */
+  notify: HostNotifications;
 }
 
 /** Runtime configuration (config table over the contract's allowlist defaults). */

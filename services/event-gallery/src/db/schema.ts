@@ -114,6 +114,16 @@ export interface FavoritesTable {
   created_at: string;
 }
 
+/** A host's browser push subscription (migration 014). */
+export interface PushSubscriptionsTable {
+  endpoint: string;
+  user_id: string;
+  p256dh: string;
+  auth: string;
+  created_at: string;
+  last_pending_at: string | null;
+}
+
 /** A resumable (tus) upload key (migration 006). */
 export interface ResumableUploadsTable {
   key: string;
@@ -243,4 +253,5 @@ export interface GalleryDB {
   social_stamp: FeedStampTable;
   guestbook_entries: GuestbookEntriesTable;
   favorites: FavoritesTable;
+  push_subscriptions: PushSubscriptionsTable;
 }

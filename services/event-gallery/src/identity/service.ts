@@ -168,12 +168,14 @@ export class IdentityService {
       await repo.markPinResetRequested(trx, u.id, now);
       return u;
     });
-    if (user)
+    if (user) {
       ctx.bus.publish(
         "pin-reset-requested",
         { user_id: user.id, display_name: user.display_name, requested_at: now },
         { hostsOnly: true },
       );
+      ctx.notify.pinResetRequested();
+    }
   }
 
   async adminLogin(ip: string, password: string): Promise<{ token: string; user: UserView }> {

@@ -17,14 +17,15 @@ export async function pendingApprovalFor(
 
 /**
  * Tell the stream about a committed upload: hosts hear `upload-pending` for one that waits (the
- * live badge), everyone hears `new-upload` for one that is visible at once.
+ * live badge, and host notifications), everyone hears `new-upload` for one that is visible at once.
  */
 export async function announceUpload(
   ctx: GalleryContext,
   uploadId: string,
   user: Pick<AuthedUser, "id">,
 ): Promise<void> {
-  if ((await approvalOf(ctx.database.db, uploadId)) === "pending")
+  if ((await approvalOf(ctx.database.db, uploadId)) === "pending") {
     ctx.bus.publish("upload-pending", { id: uploadId, user_id: user.id }, { hostsOnly: true });
-  else ctx.bus.publish("new-upload", { id: uploadId, user_id: user.id });
+    ctx.notify.uploadsPending();
+  } else ctx.bus.publish("new-upload", { id: uploadId, user_id: user.id });
 }

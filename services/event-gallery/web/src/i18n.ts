@@ -274,6 +274,16 @@ const en = {
   mod_more: "Show more",
   q_pending_note:
     "Uploaded. Hosts approve new photos before others see them; until then they are in your feed marked “Waiting for approval”.",
+  // Host notifications (issue 27, item 6).
+  notify_title: "Notifications",
+  notify_on: "Notify me on this device",
+  notify_off: "Stop notifications on this device",
+  notify_active:
+    "This device is notified when uploads wait for approval and when a guest asks for a PIN reset.",
+  notify_hint: "Get a notification when uploads wait for approval or a guest asks for a PIN reset.",
+  notify_unsupported:
+    "This browser cannot show notifications from the gallery (on an iPhone: add it to the home screen first).",
+  notify_denied: "Notifications are blocked for this site; allow them in the browser's settings.",
 };
 
 type Dict = typeof en;
@@ -556,6 +566,17 @@ const de: Dict = {
   mod_more: "Mehr zeigen",
   q_pending_note:
     "Hochgeladen. Gastgeber geben neue Fotos frei, bevor andere sie sehen; bis dahin stehen sie in deinem Feed mit „Wartet auf Freigabe“.",
+  notify_title: "Benachrichtigungen",
+  notify_on: "Auf diesem Gerät benachrichtigen",
+  notify_off: "Benachrichtigungen auf diesem Gerät beenden",
+  notify_active:
+    "Dieses Gerät wird benachrichtigt, wenn Uploads auf Freigabe warten und wenn ein Gast um eine neue PIN bittet.",
+  notify_hint:
+    "Erhalte eine Benachrichtigung, wenn Uploads auf Freigabe warten oder ein Gast um eine neue PIN bittet.",
+  notify_unsupported:
+    "Dieser Browser kann keine Benachrichtigungen der Galerie zeigen (auf dem iPhone: erst zum Home-Bildschirm hinzufügen).",
+  notify_denied:
+    "Benachrichtigungen sind für diese Seite blockiert; erlaube sie in den Browser-Einstellungen.",
 };
 
 export type Lang = "en" | "de";

@@ -12,6 +12,7 @@ import { migration as m010 } from "./010_feed_stamp.js";
 import { migration as m011 } from "./011_social_stamp.js";
 import { migration as m012 } from "./012_guestbook.js";
 import { migration as m013 } from "./013_favorites_highlights.js";
+import { migration as m014 } from "./014_push_subscriptions.js";
 
 /** Every migration of event-gallery, in order (numbered from 001 as the seed numbers them). */
 export const migrations: Migration[] = [
@@ -28,4 +29,5 @@ export const migrations: Migration[] = [
   m011,
   m012,
   m013,
+  m014,
 ];

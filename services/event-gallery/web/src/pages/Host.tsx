@@ -6,6 +6,7 @@ import { type Key, lang, t, tf, tn } from "../i18n.js";
 import { onLive } from "../live.js";
 import { useQrDataUrl } from "../qr.js";
 import { useStore } from "../store.js";
+import { HostNotify } from "./HostNotify.js";
 import { PendingQueue } from "./Moderation.js";
 
 interface HostEvent {
@@ -191,6 +192,7 @@ export function HostPage() {
         <PendingQueue onCount={setPendingCount} />
       </div>
       <Invite />
+      <HostNotify />
       {ev && (
         <section class="card">
           <h2>{t("event_state")}</h2>
