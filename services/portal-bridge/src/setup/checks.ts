@@ -38,6 +38,18 @@ export interface SetupDeps {
   };
 }
 
+const GERMAN_DAYS: Record<string, string> = {
+  Mon: "Mo",
+  Tue: "Di",
+  Wed: "Mi",
+  Thu: "Do",
+  Fri: "Fr",
+  Sat: "Sa",
+  Sun: "So",
+};
+/** "Tue 2026-11-24 08:00" → "Di 2026-11-24 08:00" for the German text. */
+const germanDay = (label: string): string => label.replace(/^[A-Z][a-z]{2}/, (d) => GERMAN_DAYS[d] ?? d);
+
 const check = (id: CheckId, state: CheckState, en: string, de: string): SetupCheck => ({
   id,
   state,
@@ -90,7 +102,7 @@ export async function portalTokenCheck(d: SetupDeps): Promise<SetupCheck> {
   const exp = token.expires_at ? Date.parse(token.expires_at) : null;
   const days = exp === null ? null : Math.floor((exp - d.now()) / 86_400_000);
   const expEn = exp === null ? "" : `; expires ${d.time.label(exp)} (in ${days} days)`;
-  const expDe = exp === null ? "" : `; läuft ab am ${d.time.label(exp)} (in ${days} Tagen)`;
+  const expDe = exp === null ? "" : `; läuft ab am ${germanDay(d.time.label(exp))} (in ${days} Tagen)`;
   const up = d.keepalive.upstreamStatus();
   const ka = d.keepalive.status();
   const budgetEn =
