@@ -54,6 +54,8 @@ describe("POST /upload", () => {
       like_count: 0,
       comment_count: 0,
       liked_by_me: false,
+      favorited_by_me: false,
+      highlight: false,
       compression_status: "processing",
       approval: "approved",
       width: null,

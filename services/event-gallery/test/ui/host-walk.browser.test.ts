@@ -190,15 +190,19 @@ describe("a host runs a whole event in the browser", () => {
     // every stop with a visible focus outline.
     await dan.goto(`${g.base}/`);
     await dan.waitForSelector(".tile");
-    const feedStops = await tabStops(dan, 10);
+    const feedStops = await tabStops(dan, 16);
     inOrder(
       feedStops.map((s) => s.label),
       [
         "#menu",
         /DE: /,
         "Log out",
+        "#tab-photos",
+        "#tab-guestbook",
         "All",
         "#mine",
+        "#favorites",
+        "#highlights",
         "#uploader-filter",
         "Filter by #tag",
         "#upload-fab",
