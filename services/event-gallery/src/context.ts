@@ -4,7 +4,6 @@ import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { Config } from "./config.js";
 import type { GalleryDB, Role } from "./db/schema.js";
-import type { HostNotifications } from "./notify/service.js";
 
 /**
  * What every gallery module receives. Built once in app.ts; other modules depend on these interfaces, not on each other's internals.
@@ -102,6 +101,12 @@ export interface Auth {
   mediaToken(user: AuthedUser): Promise<string>;
   /** Client IP for limits: right-most X-Forwarded-For hop, else the peer address. */
   clientIp(req: RequestLike): string;
+}
+
+/** Host notifications (notify/service.ts): what the rest of the gallery calls; both return at once and never throw. */
+export interface HostNotifications {
+  uploadsPending(): void;
+  pinResetRequested(): void;
 }
 
 export interface RateLimiter {

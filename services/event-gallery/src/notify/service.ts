@@ -5,7 +5,7 @@ import { badRequest } from "@app/kit/errors";
 import type { Logger } from "@app/kit/logger";
 import { renderWebhook, type WebhookFormat } from "@app/kit/webhook-format";
 import webpush from "web-push";
-import type { BackgroundWorker, RateLimiter } from "../context.js";
+import type { BackgroundWorker, HostNotifications, RateLimiter } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
 import { countPending } from "../premoderation/repository.js";
 import type { EndpointRule } from "./endpoint.js";
@@ -26,12 +26,6 @@ export interface HostNotification {
   title: string;
   body: string;
   url: string;
-}
-
-/** What the rest of the gallery calls; both return at once and never throw. */
-export interface HostNotifications {
-  uploadsPending(): void;
-  pinResetRequested(): void;
 }
 
 export interface SubscriptionInput {
