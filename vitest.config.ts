@@ -30,6 +30,7 @@ export default defineConfig({
       project("portal-bridge", "services/portal-bridge"),
       project("event-gallery", "services/event-gallery"),
       project("script-platform", "services/script-platform"),
+      project("deploy", "deploy", { include: ["test/**/*.test.ts"] }),
     ],
     passWithNoTests: false,
     // CI asks for a JSON report too (scripts/test-summary.mjs prints the closing line from it).
