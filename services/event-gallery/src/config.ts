@@ -1,11 +1,13 @@
 import { availableParallelism } from "node:os";
 import { commonEnv, type EnvValues, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
+import { proxyEnv } from "@app/kit/http/proxy";
 import { z } from "zod";
 
 /** Every variable event-gallery reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("event-gallery", 3001),
+  ...proxyEnv(),
   GALLERY_ADMIN_NAME: envVar(
     z
       .string()

@@ -1,6 +1,7 @@
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
+import { fastifyTrustProxy } from "@app/kit/http/proxy";
 import type { Logger } from "@app/kit/logger";
 import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from "fastify";
 import { Alerts } from "./alerts/alerts.js";
@@ -171,7 +172,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const app = createHttpApp({
     logger,
     logPaths: false,
-    fastify: { logController: new LogController({ disableRequestLogging: true }) },
+    fastify: {
+      logController: new LogController({ disableRequestLogging: true }),
+      trustProxy: fastifyTrustProxy(config.TRUST_PROXY),
+    },
   });
   app.addHook("onResponse", async (req, reply) => {
     req.log.info(
