@@ -58,7 +58,10 @@ describe("media tokens and client IPs", () => {
     const plain = await startGallery({ env: { TRUST_PROXY: "" } });
     try {
       plain.built.app.get("/test/ip", async (req) => ({ ip: plain.built.ctx.auth.clientIp(req) }));
-      const res = await plain.built.app.inject({ url: "/test/ip", headers: { "x-forwarded-for": "4.4.4.4" } });
+      const res = await plain.built.app.inject({
+        url: "/test/ip",
+        headers: { "x-forwarded-for": "4.4.4.4" },
+      });
       expect(res.json().ip).toBe("127.0.0.1");
     } finally {
       await plain.close();
