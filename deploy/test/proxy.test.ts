@@ -306,8 +306,18 @@ describe.skipIf(skip)("behind nginx with TLS and TRUST_PROXY", () => {
     expect(patch.status, patch.text).toBe(201);
     expect(patch.headers["upload-offset"]).toBe(String(UPLOAD_BYTES));
 
-    await new Promise<void>((resolve) => {
-      onEvent = () => events.includes("new-upload") && resolve();
+    // Buffered by the proxy, the event would wait for more bytes (or the 25 s heartbeat).
+    await new Promise<void>((resolve, reject) => {
+      const bound = setTimeout(
+        () => reject(new Error("new-upload did not arrive through the proxy")),
+        20_000,
+      );
+      onEvent = () => {
+        if (events.includes("new-upload")) {
+          clearTimeout(bound);
+          resolve();
+        }
+      };
       onEvent();
     });
     sse.destroy();
