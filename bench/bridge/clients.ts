@@ -90,7 +90,8 @@ export async function calls(args: CallArgs, io: TaskIo): Promise<number[]> {
       : args.stateless
         ? Array.from({ length: args.sessions }, () => viaBridge(null))
         : (await Promise.all(Array.from({ length: args.sessions }, openSession))).map(viaBridge);
-  await timeLoop(args.warmup, fns[0] as () => Promise<void>, []);
+  // Warm up at the measured concurrency, so pools and caches reach their steady size.
+  await Promise.all(fns.map((fn) => timeLoop(Math.ceil(args.warmup / fns.length), fn, [])));
   await io.send("warm");
   await io.next();
   const out: number[] = [];

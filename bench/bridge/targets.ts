@@ -35,6 +35,8 @@ export async function startBridge(args: {
     PORTAL_JWT_COOKIE: args.token,
     KEEPALIVE_INTERVAL_MS: "0",
     MCP_MAX_SESSIONS: "200",
+    // 50 concurrent clients share one secret: the per-credential cap must not evict them.
+    MCP_MAX_SESSIONS_PER_CREDENTIAL: "200",
   });
   const built = await buildApp(config, { logger });
   await built.app.listen({ port: 0, host: "127.0.0.1" });

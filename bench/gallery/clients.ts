@@ -249,3 +249,48 @@ export async function burstUploads(args: {
   await rm(file);
   return { startedAt, bytes, done };
 }
+
+/**
+ * Reactions while the feed is read (issue 27): `perSecond` like/unlike requests per second spread
+ * over the guests' tokens and the uploads, each guest alternating like and unlike on each upload.
+ * Sends "running" once started; stops on the orchestrator's next message and returns the counts.
+ */
+export async function reactions(
+  args: { url: string; tokens: string[]; ids: string[]; perSecond: number },
+  io: TaskIo,
+): Promise<{ sent: number; ok: number; failed: number; seconds: number }> {
+  const liked = new Set<string>();
+  let sent = 0;
+  let ok = 0;
+  let failed = 0;
+  const started = performance.now();
+  const one = async () => {
+    const i = sent++;
+    const token = args.tokens[i % args.tokens.length] as string;
+    const id = args.ids[Math.floor(i / args.tokens.length) % args.ids.length] as string;
+    const key = `${token}\n${id}`;
+    const like = !liked.has(key);
+    if (like) liked.add(key);
+    else liked.delete(key);
+    try {
+      const res = await fetch(`${args.url}/api/v1/upload/${id}/like`, {
+        method: like ? "PUT" : "DELETE",
+        headers: { authorization: `Bearer ${token}` },
+      });
+      await res.arrayBuffer();
+      if (res.status === 200) ok++;
+      else failed++;
+    } catch {
+      failed++;
+    }
+  };
+  // Scheduled against the clock, not by sleeping after each request, so slow answers do not lower the rate.
+  const timer = setInterval(() => {
+    const due = Math.floor(((performance.now() - started) / 1000) * args.perSecond);
+    while (sent < due) void one();
+  }, 10);
+  await io.send("running");
+  await io.next();
+  clearInterval(timer);
+  return { sent, ok, failed, seconds: (performance.now() - started) / 1000 };
+}

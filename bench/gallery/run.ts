@@ -5,7 +5,10 @@
 //
 // Backends: SQLite always; PostgreSQL as well when DATABASE_URL is set (a server where the bench
 // may create databases). Each backend run gets its own fresh database and data directory.
-// GALLERY_BENCH_PARTS (comma-separated: feed, burst, ingest, render, sse; default feed,burst)
+// The live part (issue 27) reads /feed and /feed/delta as 300 guests at 300 connections with and
+// without 20 like/unlike per second running (the likes from their own client process).
+// GALLERY_BENCH_PARTS (comma-separated: feed, live, burst, ingest, render, sse; default
+// feed,live,burst)
 // selects parts; GALLERY_BENCH_BACKENDS=sqlite|postgres narrows the backends;
 // GALLERY_BENCH_PROFILE=<dir> writes a CPU profile of the server during /feed at 200 connections.
 import { join, resolve } from "node:path";
@@ -15,8 +18,10 @@ const MiB = 1024 * 1024;
 const UPLOAD_BYTES = 128 * MiB;
 const BURST = 50;
 const VIEWERS = 300; // guests who open the feed (issue 12: "300 open the feed")
+const LIKES_PER_SECOND = 20; // issue 27: likes never stop at a party
+const LIKERS = 30; // the social bucket allows 120 writes per minute per guest
 const clients = new URL("./clients.ts", import.meta.url);
-const parts = new Set((process.env.GALLERY_BENCH_PARTS ?? "feed,burst").split(","));
+const parts = new Set((process.env.GALLERY_BENCH_PARTS ?? "feed,live,burst").split(","));
 const backends = (
   process.env.GALLERY_BENCH_BACKENDS ?? (process.env.DATABASE_URL ? "sqlite,postgres" : "sqlite")
 ).split(",") as ("sqlite" | "postgres")[];
@@ -108,12 +113,14 @@ async function runParts(gallery: ServerProc, backend: string): Promise<void> {
   // The connections speak for 300 signed-in guests in turn, as at a wedding: per-viewer limits,
   // sessions and liked_by_me see many viewers, not one token at 10,000 req/s (which its own
   // feed rate limit answers with 429).
-  if (parts.has("feed")) {
+  const viewers: Record<string, string>[] = [];
+  if (parts.has("feed") || parts.has("live")) {
     await gallery.call("seedFeed", { users: 300 });
-    const auth = { authorization: `Bearer ${uploader}` };
-    const viewers: Record<string, string>[] = [];
     for (let i = 0; i < VIEWERS; i++)
       viewers.push({ authorization: `Bearer ${await joinGuest(`Bench Guest ${i + 1}`)}` });
+  }
+  if (parts.has("feed")) {
+    const auth = { authorization: `Bearer ${uploader}` };
     const feedRes = await fetch(`${base}/feed`, { headers: auth });
     if (feedRes.status !== 200) throw new Error(`feed ${feedRes.status}`);
     const feedBody = await feedRes.text();
@@ -186,6 +193,89 @@ async function runParts(gallery: ServerProc, backend: string): Promise<void> {
     for (const r of rows)
       if (r.non2xx + r.errors > 0) bench.note(`${r.label}: ${r.non2xx} non-2xx, ${r.errors} errors`);
     await bare.stop();
+  }
+
+  if (parts.has("live")) {
+    // 4. A live party (issue 27): 300 guests read /feed (their first page) and /feed/delta (a
+    // cursor a minute behind the newest upload: ~60 new items) at 300 connections, first quiet,
+    // then with LIKES_PER_SECOND like/unlike requests on the first page's uploads running from
+    // their own process. Quiet and busy rows come from the same run, back to back.
+    const auth = { authorization: `Bearer ${uploader}` };
+    const first = (await (await fetch(`${base}/feed`, { headers: auth })).json()) as {
+      items: { id: string; created_at: string }[];
+    };
+    const newest = Date.parse(first.items[0]?.created_at ?? new Date().toISOString());
+    const cursor = Buffer.from(JSON.stringify([new Date(newest - 60_000).toISOString(), ""])).toString(
+      "base64url",
+    );
+    const deltaPath = `/api/v1/feed/delta?cursor=${cursor}`;
+    const likers: string[] = [];
+    for (let i = 0; i < LIKERS; i++) likers.push(await joinGuest(`Bench Liker ${i + 1}`));
+    const load = { connections: 300, duration: 10, headerSets: viewers };
+    const quietFeed = `${tag} live: GET /feed, 300 guests, quiet`;
+    const q = await bench.load(quietFeed, gallery, { ...load, path: "/api/v1/feed" });
+    const d = await bench.load(`${tag} live: GET /feed/delta (~60 new), 300 guests, quiet`, gallery, {
+      ...load,
+      path: deltaPath,
+      baseline: quietFeed,
+    });
+    // A phone catching up after a live event: its cursor a few seconds behind the newest upload.
+    const recent = Buffer.from(JSON.stringify([new Date(newest - 5_000).toISOString(), ""])).toString(
+      "base64url",
+    );
+    const dRecent = await bench.load(`${tag} live: GET /feed/delta (~5 new), 300 guests, quiet`, gallery, {
+      ...load,
+      path: `/api/v1/feed/delta?cursor=${recent}`,
+      baseline: quietFeed,
+    });
+    const likes = bench.task<{ sent: number; ok: number; failed: number; seconds: number }>(
+      clients,
+      "reactions",
+      {
+        url: gallery.url,
+        tokens: likers,
+        ids: first.items.map((i) => i.id),
+        perSecond: LIKES_PER_SECOND,
+      },
+    );
+    await likes.next();
+    // The likes' own server CPU (they run in the same process): measured alone, so the busy rows'
+    // CPU per request can be read apart from it.
+    const likesCpu0 = await gallery.cpuSeconds();
+    const likesT0 = performance.now();
+    await new Promise((r) => setTimeout(r, 5_000));
+    const likesCpuMsPerS =
+      (((await gallery.cpuSeconds()) - likesCpu0) * 1000) / ((performance.now() - likesT0) / 1000);
+    bench.figure({
+      label: `${tag} live: server CPU of ${LIKES_PER_SECOND} likes/s alone`,
+      value: likesCpuMsPerS,
+      unit: "ms CPU/s",
+    });
+    const busy = await bench.load(
+      `${tag} live: GET /feed, 300 guests, ${LIKES_PER_SECOND} likes/s`,
+      gallery,
+      {
+        ...load,
+        path: "/api/v1/feed",
+        baseline: quietFeed,
+      },
+    );
+    const busyDelta = await bench.load(
+      `${tag} live: GET /feed/delta, 300 guests, ${LIKES_PER_SECOND} likes/s`,
+      gallery,
+      { ...load, path: deltaPath, baseline: quietFeed },
+    );
+    likes.send("stop");
+    const r = (await likes.result).value;
+    bench.note(
+      `${tag} live: ${r.ok} likes/unlikes answered 200 (${(r.ok / r.seconds).toFixed(1)}/s), ${r.failed} failed, over ${r.seconds.toFixed(0)} s`,
+    );
+    bench.note(
+      `${tag} live: /feed busy/quiet ${(busy.reqPerSec / q.reqPerSec).toFixed(2)} (target >= 0.8), busy p99/p50 ${(busy.p99Ms / busy.p50Ms).toFixed(1)} (target <= 4); /feed/delta quiet / /feed quiet ${(d.reqPerSec / q.reqPerSec).toFixed(2)} (~60 new), ${(dRecent.reqPerSec / q.reqPerSec).toFixed(2)} (~5 new) (target >= 0.9); delta busy/quiet ${(busyDelta.reqPerSec / d.reqPerSec).toFixed(2)}`,
+    );
+    for (const row of [q, d, dRecent, busy, busyDelta])
+      if (row.non2xx + row.errors > 0)
+        bench.note(`${row.label}: ${row.non2xx} non-2xx, ${row.errors} errors`);
   }
 
   if (parts.has("burst")) {

@@ -142,7 +142,9 @@ export class Bench {
       pid,
       call: (name, arg) => rpc({ type: "call", name, arg }),
       cpuSeconds: async () => {
-        const fromProc = procCpuSeconds(pid);
+        // A target that runs its server in a process of its own (e.g. a native binary) names it.
+        const cpuPid = (m.info as { cpuPid?: unknown } | undefined)?.cpuPid;
+        const fromProc = procCpuSeconds(typeof cpuPid === "number" ? cpuPid : pid);
         if (fromProc !== undefined) return fromProc;
         const u = await rpc<{ user: number; system: number }>({ type: "cpu" });
         return (u.user + u.system) / 1e6;

@@ -2,6 +2,8 @@
 // - requests/s, p50, p99 and server CPU per request of a hello-world script route (sync, through
 //   the outbox) against bare Fastify serving the same bytes: each server in its own process,
 //   autocannon in its own, same connections; on SQLite, and on PostgreSQL when DATABASE_URL is set;
+//   beside Cloudflare's workerd serving the same bytes from a hello worker (npm `workerd`), with
+//   the CPU per request and p99 ratios against it;
 // - isolation: p99 of /healthz and of this app's hello route while another app runs two hogs;
 // - trigger runs/s (publishDurable → triggered script ran) on SQLite and, with DATABASE_URL, on
 //   PostgreSQL (bench/platform-async's target);
@@ -232,6 +234,16 @@ const hello = {
   headers: { host: HOST },
 };
 await bench.load("bare Fastify, same bytes", bare, hello);
+// The peer baseline: Cloudflare's workerd serving the same bytes from a hello worker.
+const workerd = await bench.server("workerd", new URL("./workerd.ts", import.meta.url), "startWorkerd", {
+  body: sample.body,
+  contentType: sample.type,
+});
+const wd = await bench.load("workerd hello worker, same bytes", workerd, {
+  ...hello,
+  baseline: "bare Fastify, same bytes",
+});
+await workerd.stop();
 type CommitStats = {
   transactions: number;
   items: number;
@@ -265,6 +277,13 @@ if (s.non2xx + s.errors > 0) bench.note(`script route: ${s.non2xx} non-2xx, ${s.
 bench.note(
   `target: script route >= 0.25 of bare Fastify requests/s (long-run goal 0.5): ${(s.ratio ?? 0).toFixed(3)} → ${(s.ratio ?? 0) >= 0.25 ? "met" : "NOT met"}`,
 );
+{
+  const cpu = s.cpuMsPerReq / wd.cpuMsPerReq;
+  const p99 = s.p99Ms / Math.max(1, wd.p99Ms);
+  bench.note(
+    `against workerd (same run, same load): server CPU per request ${s.cpuMsPerReq.toFixed(3)} / ${wd.cpuMsPerReq.toFixed(3)} ms = ${cpu.toFixed(2)}x (target <= 2.5x: ${cpu <= 2.5 ? "met" : "NOT met"}), p99 ${s.p99Ms} / ${wd.p99Ms} ms = ${p99.toFixed(2)}x (target <= 3x: ${p99 <= 3 ? "met" : "NOT met"}), req/s ${s.reqPerSec.toFixed(0)} / ${wd.reqPerSec.toFixed(0)}`,
+  );
+}
 step("the hello route on SQLite");
 
 if (pgUrl) {
@@ -289,29 +308,36 @@ if (pgUrl) {
 // scripts back to back (each spins until its timeout ends it; the hog app may hold at most
 // PLATFORM_APP_CONCURRENCY workers, so its second hog queues or gets 503).
 if (steps.has("isolation")) {
-  await platform.call("hog", {
+  const spin = {
     name: "spin",
     path: "/spin",
     source: "export default function () { for (;;) {} }",
     timeout_seconds: 5,
-  });
-  let hogging = true;
-  let hogRuns = 0;
-  const hogLoop = async () => {
-    while (hogging) {
+  };
+  /** Sends `host`'s /spin again as soon as it answers, while `on()` holds; counts the answers. */
+  const spinLoop = async (host: string, on: () => boolean, answered: () => void) => {
+    while (on())
       await new Promise<void>((resolve) => {
-        const req = request(`${platform.url}/spin`, { headers: { host: "hogs.test" } }, (res) => {
+        const req = request(`${platform.url}/spin`, { headers: { host } }, (res) => {
           res.resume();
           res.on("end", () => {
-            hogRuns++;
+            answered();
             resolve();
           });
         });
         req.on("error", () => resolve());
         req.end();
       });
-    }
   };
+  await platform.call("hog", spin);
+  let hogging = true;
+  let hogRuns = 0;
+  const hogLoop = () =>
+    spinLoop(
+      "hogs.test",
+      () => hogging,
+      () => hogRuns++,
+    );
   const hogs = [hogLoop(), hogLoop()];
   await new Promise((r) => setTimeout(r, 500));
   const iso = { connections: 8, duration: 8 };
@@ -332,6 +358,40 @@ if (steps.has("isolation")) {
     `isolation target p99 < 50 ms: /healthz ${hz.p99Ms} ms, hello ${hh.p99Ms} ms → ${Math.max(hz.p99Ms, hh.p99Ms) < 50 ? "met" : "NOT met"}`,
   );
   step("the isolation runs");
+
+  // Tenants: K hogs in K different apps (K = 1..4), each hog spinning to its timeout and sent
+  // again at once; /healthz and this app's hello meanwhile (targets p99 < 50 and < 100 ms).
+  const tenants: string[] = [];
+  for (let k = 1; k <= 4; k++) {
+    await platform.call("hog", { ...spin, app: `tenant${k}` });
+    let on = true;
+    let answered = 0;
+    const loops = Array.from({ length: k }, (_, i) =>
+      spinLoop(
+        `tenant${i + 1}.test`,
+        () => on,
+        () => answered++,
+      ),
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    const opts = { connections: 8, duration: 5 };
+    const z = await bench.load(`/healthz, ${k} hog(s) in ${k} app(s)`, platform, {
+      ...opts,
+      path: "/healthz",
+    });
+    const hello = await bench.load(`hello route, ${k} hog(s) in ${k} app(s)`, platform, {
+      ...opts,
+      path: "/hello",
+      headers: { host: HOST },
+    });
+    on = false;
+    await Promise.all(loops);
+    tenants.push(
+      `K=${k}: /healthz p99 ${z.p99Ms} ms, hello p99 ${hello.p99Ms} ms, ${hello.reqPerSec.toFixed(0)} req/s, non-2xx ${hello.non2xx} (hog answers ${answered}) → ${z.p99Ms < 50 && hello.p99Ms < 100 && hello.non2xx === 0 ? "met" : "NOT met"}`,
+    );
+  }
+  for (const t of tenants) bench.note(`tenants (targets /healthz p99 < 50 ms, hello p99 < 100 ms): ${t}`);
+  step("the tenant runs");
 }
 
 // Mixed: this app's hello route while a third app's backlog of triggered runs drains (a burst of

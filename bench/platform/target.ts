@@ -29,7 +29,7 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
     PLATFORM_MAX_CONCURRENCY: "64",
     // Engine knobs may be tried from the bench's environment (default: the platform's defaults).
     ...Object.fromEntries(
-      ["PLATFORM_WORKERS", "PLATFORM_APP_CONCURRENCY"].flatMap((k) =>
+      ["PLATFORM_WORKERS", "PLATFORM_APP_CONCURRENCY", "PLATFORM_SPARE_WORKERS"].flatMap((k) =>
         process.env[k] ? [[k, process.env[k] as string]] : [],
       ),
     ),
@@ -69,18 +69,28 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
     await admin("POST", `/api/v1/admin/scripts/${s.id}/routes`, { path, method: "GET", host_kind: "any" });
     return null;
   };
-  // A second app whose scripts hog their workers (the isolation figure).
-  let hogApp: string | null = null;
+  // Other apps whose scripts hog their workers (the isolation figures): `app` names the app
+  // (slug, served at <slug>.test), default "hogs".
+  const hogApps = new Map<string, string>();
   const hog = async (arg: unknown) => {
-    const { name, path, source, timeout_seconds } = arg as {
+    const {
+      name,
+      path,
+      source,
+      timeout_seconds,
+      app = "hogs",
+    } = arg as {
       name: string;
       path: string;
       source: string;
       timeout_seconds: number;
+      app?: string;
     };
+    let hogApp = hogApps.get(app);
     if (!hogApp) {
-      hogApp = (await admin("POST", "/api/v1/admin/apps", { slug: "hogs" })).id as string;
-      await admin("POST", `/api/v1/admin/apps/${hogApp}/domains`, { host: "hogs.test" });
+      hogApp = (await admin("POST", "/api/v1/admin/apps", { slug: app })).id as string;
+      await admin("POST", `/api/v1/admin/apps/${hogApp}/domains`, { host: `${app}.test` });
+      hogApps.set(app, hogApp);
     }
     const s = await admin("POST", "/api/v1/admin/scripts", {
       app_id: hogApp,

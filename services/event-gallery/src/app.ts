@@ -19,14 +19,19 @@ import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
 import { createExportWorker } from "./export/worker.js";
+import { FavoritesService } from "./favorites/service.js";
+import { GuestbookService } from "./guestbook/service.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerGalleryMetrics } from "./http/metrics.js";
+import { checkMultipartBoundaries } from "./http/multipart-boundary.js";
 import { installGalleryAuth } from "./http/route-auth.js";
 import { registerAdminRoutes } from "./http/routes/admin.js";
 import { registerBrandingRoutes } from "./http/routes/branding.js";
 import { registerEventRoutes } from "./http/routes/event.js";
 import { registerExportRoutes } from "./http/routes/export.js";
+import { registerFavoritesRoutes } from "./http/routes/favorites.js";
 import { registerFeedRoutes } from "./http/routes/feed.js";
+import { registerGuestbookRoutes } from "./http/routes/guestbook.js";
 import { registerHostRoutes } from "./http/routes/host.js";
 import { registerIdentityRoutes } from "./http/routes/identity.js";
 import { registerMeRoutes } from "./http/routes/me.js";
@@ -50,6 +55,7 @@ import { TicketStore } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
 import { SocialService } from "./social/service.js";
 import { createUploadSweeper } from "./uploads/sweep.js";
+import { newOwnerId, renewOwner } from "./uploads/temp-owners.js";
 
 export interface AppDeps {
   logger: Logger;
@@ -105,7 +111,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       limiter: createLimiterFor(database, clock),
       bus,
       disk: deps.disk ?? createDiskProbe(dataDir),
+      tempOwner: newOwnerId(),
     };
+    // Owned before the first request can write a temp file; the upload sweeper renews it.
+    await renewOwner(dataDir, ctx.tempOwner, clock.now());
 
     await ensureAdmin(ctx);
     const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
@@ -122,6 +131,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     // Before any route: the OpenAPI document and the auth hook see every route registered after.
     await registerApiDocs(app);
     installGalleryAuth(app, ctx);
+    checkMultipartBoundaries(app);
     registerHealth(app);
     registerReadiness(app, { database, migrations });
     registerGalleryMetrics(app, ctx, { sseClients: () => hub.size() });
@@ -137,12 +147,15 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerHostRoutes(api, ctx, moderation);
         registerPremoderationRoutes(api, ctx, new PremoderationService(ctx, moderation));
         registerBrandingRoutes(api, ctx);
+        registerGuestbookRoutes(api, ctx, new GuestbookService(ctx));
         registerAdminRoutes(api, ctx, settings);
         registerStreamRoutes(api, ctx, { tickets, hub, tokens });
         registerUploadRoutes(api, ctx);
         registerResumableRoutes(api, ctx);
         registerMediaRoutes(api, ctx);
-        registerFeedRoutes(api, ctx);
+        const favorites = new FavoritesService(ctx);
+        registerFavoritesRoutes(api, ctx, favorites);
+        registerFeedRoutes(api, ctx, favorites);
         registerEventRoutes(api, ctx, exportWorker);
         registerExportRoutes(api, ctx, exportWorker);
       },

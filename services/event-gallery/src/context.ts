@@ -26,6 +26,8 @@ export interface GalleryContext {
   limiter: RateLimiter;
   bus: EventBus;
   disk: DiskProbe;
+  /** This instance's owner id for temp files (uploads/temp-owners.ts). */
+  tempOwner: string;
 }
 
 /** Runtime configuration (config table over the contract's allowlist defaults). */
@@ -47,6 +49,12 @@ export interface Settings {
   accent_color: string;
   /** Overrides GALLERY_PUBLIC_URL for the QR code and printed card; null = the env value. */
   public_url: string | null;
+  /** Guests may write in the guestbook (issue 27). */
+  guestbook_enabled: boolean;
+  /** The guestbook also takes voice messages. */
+  guestbook_voice: boolean;
+  /** Guests see only their own uploads until the gallery is released (issue 27). */
+  upload_only: boolean;
 }
 export interface SettingsStore {
   get<K extends keyof Settings>(key: K): Promise<Settings[K]>;
@@ -60,8 +68,12 @@ export interface AuthedUser {
   role: Role;
   is_banned: boolean;
   sessionId: string;
-  /** The feed stamp read with the session row (migration 010), when the session check read it. */
-  feedStamp?: number;
+  /** The feed and social stamps read with the session row (migrations 010, 011), when the session check read them. */
+  stamps?: { feed: number; social: number };
+  /** The user's viewer revision read with the session row (migration 011): per-viewer feed fields. */
+  viewerRev?: number;
+  /** Whether the user has pending uploads of their own (read with the session row). */
+  hasPending?: boolean;
 }
 /**
  * The parts of an HTTP request the session check and the limits read. A FastifyRequest is one;

@@ -13,10 +13,13 @@ import {
   timetableConfigured,
   timetableOrigin,
 } from "./config.js";
+import type { Digest } from "./digest/digest.js";
+import { openDigest } from "./digest/open.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
+import { registerSetupRoutes } from "./http/setup-routes.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
@@ -52,6 +55,8 @@ export interface BuiltApp {
   sessions: SessionStore;
   /** Webhook alerts (null without ALERT_WEBHOOK_URL). */
   alerts: Alerts | null;
+  /** The digest (scheduled with DIGEST_SCHEDULE) and whats_new. */
+  digest: Digest;
   /** Stops background work (keep-alive, sessions); call after app.close(). */
   close(): Promise<void>;
 }
@@ -125,7 +130,28 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     : null;
 
   const time = new SchoolTime(config.SCHOOL_TIMEZONE);
+  const alerts = config.ALERT_WEBHOOK_URL
+    ? new Alerts({
+        url: config.ALERT_WEBHOOK_URL,
+        format: config.ALERT_WEBHOOK_FORMAT,
+        clock,
+        logger,
+        keepalive,
+        tokens,
+        label: (ms) => `${time.label(ms)} (${time.zone})`,
+        ...(deps.alertFetch ? { fetch: deps.alertFetch } : {}),
+      })
+    : null;
   const ctx: ToolContext = { portal, tokens, keepalive, timetable, clock, logger, time };
+  const digest = await openDigest({
+    schedule: config.DIGEST_SCHEDULE,
+    stateDir: stateDirOf(config),
+    ctx,
+    alerts,
+    clock,
+    logger,
+  });
+  ctx.digest = digest;
   const makeServer = mcpServerFactory(ctx);
   const sessions = new SessionStore({
     clock,
@@ -226,6 +252,23 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     });
   }
   registerTokenRoutes(app, { guard, tokens, keepalive });
+  registerSetupRoutes(app, {
+    guard,
+    portal,
+    tokens,
+    keepalive,
+    timetable,
+    alerts,
+    time,
+    now: () => clock.now(),
+    config: {
+      publicUrl: origin,
+      oauth: oauth !== null,
+      allowedHosts: baseHosts,
+      alertFormat: config.ALERT_WEBHOOK_FORMAT,
+      digestSchedule: config.DIGEST_SCHEDULE,
+    },
+  });
   registerReadiness(app, { clock, tokens, keepalive });
   registerFilesRoute(app, { guard, portal });
   if (oauth) registerOAuthRoutes(app, { oauth });
@@ -240,19 +283,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       .catch(() => undefined);
 
   keepalive.start();
-  const alerts = config.ALERT_WEBHOOK_URL
-    ? new Alerts({
-        url: config.ALERT_WEBHOOK_URL,
-        format: config.ALERT_WEBHOOK_FORMAT,
-        clock,
-        logger,
-        keepalive,
-        tokens,
-        label: (ms) => `${time.label(ms)} (${time.zone})`,
-        ...(deps.alertFetch ? { fetch: deps.alertFetch } : {}),
-      })
-    : null;
   alerts?.start();
+  digest.start();
   const t = tokens.status();
   logger.info(
     {
@@ -264,6 +296,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       timetable: timetable ? "configured" : "not configured",
       school_timezone: config.SCHOOL_TIMEZONE,
       alerts: alerts ? config.ALERT_WEBHOOK_FORMAT : "off",
+      digest: config.DIGEST_SCHEDULE && alerts ? config.DIGEST_SCHEDULE : "off",
       token_source: t.source,
       token_expires_at: t.expires_at,
       keepalive: keepalive.status().state,
@@ -277,8 +310,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     keepalive,
     sessions,
     alerts,
+    digest,
     close: async () => {
       alerts?.stop();
+      digest.stop();
+      await digest.settled();
       ka.shutdown();
       await sessions.closeAll();
       await oauth?.flush();

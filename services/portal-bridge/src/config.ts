@@ -2,6 +2,8 @@ import { ConfigError, commonEnv, csvList, type EnvValues, envInt, envVar } from 
 import { metricsTokenEnv } from "@app/kit/http/metrics";
 import { proxyEnv } from "@app/kit/http/proxy";
 import { z } from "zod";
+import { ALERT_FORMATS, type AlertFormat } from "./alerts/format.js";
+import { parseDigestSchedule } from "./digest/schedule.js";
 
 /** A current WebUntis mobile client version (the endpoint refuses requests without `v=`). */
 export const DEFAULT_TIMETABLE_CLIENT_VERSION = "i2.2";
@@ -109,8 +111,33 @@ export const envSpec = {
     { secret: true },
   ),
   ALERT_WEBHOOK_FORMAT: envVar(
-    z.enum(["json", "text"]).default("json"),
-    "json: {event, message, at}; text: the message line as text/plain (ntfy, Gotify)",
+    z
+      .enum([...ALERT_FORMATS, "text"])
+      .default("json")
+      // "text" was the earlier name of the plain-text body ntfy takes.
+      .transform((v): AlertFormat => (v === "text" ? "ntfy" : v)),
+    "json: {event, title, text, at}; slack: {text} (Slack, Mattermost); ntfy: text/plain with Title/Tags/Priority headers; gotify: {title, message, priority}",
+    { defaultText: "json" },
+  ),
+  DIGEST_SCHEDULE: envVar(
+    z
+      .string()
+      .trim()
+      .optional()
+      .superRefine((v, c) => {
+        if (v === undefined || v === "") return;
+        try {
+          parseDigestSchedule(v);
+        } catch {
+          c.addIssue({
+            code: "custom",
+            message:
+              'must be a comma list of HH:MM times, each optionally after weekdays, e.g. "Mon-Fri 06:45,Sun-Thu 18:00"',
+          });
+        }
+      }),
+    "local times (SCHOOL_TIMEZONE) a digest of what changed is posted through the alert webhook, e.g. Mon-Fri 06:45,Sun-Thu 18:00; unset: no digest",
+    { defaultText: "unset (no digest)" },
   ),
   TIMETABLE_SERVER: envVar(optionalString, "timetable server: a bare host (https is used) or an origin"),
   TIMETABLE_SCHOOL: envVar(optionalString, "school identifier for the timetable service"),

@@ -33,6 +33,20 @@ describe("portal-bridge config", () => {
     expect(load({ KEEPALIVE_INTERVAL_MS: "0" }).KEEPALIVE_INTERVAL_MS).toBe(0);
   });
 
+  it("reads DIGEST_SCHEDULE and ALERT_WEBHOOK_FORMAT; a bad schedule is named, not echoed", () => {
+    expect(load({ DIGEST_SCHEDULE: "Mon-Fri 06:45,Sun-Thu 18:00" }).DIGEST_SCHEDULE).toBe(
+      "Mon-Fri 06:45,Sun-Thu 18:00",
+    );
+    const e = failure({ DIGEST_SCHEDULE: "Mondays at 7ish" });
+    expect(e.variable).toBe("DIGEST_SCHEDULE");
+    expect(e.message).toContain("HH:MM");
+    expect(e.message).not.toContain("7ish");
+    for (const f of ["json", "slack", "ntfy", "gotify"] as const)
+      expect(load({ ALERT_WEBHOOK_FORMAT: f }).ALERT_WEBHOOK_FORMAT).toBe(f);
+    expect(load({ ALERT_WEBHOOK_FORMAT: "text" }).ALERT_WEBHOOK_FORMAT).toBe("ntfy");
+    expect(failure({ ALERT_WEBHOOK_FORMAT: "xml" }).variable).toBe("ALERT_WEBHOOK_FORMAT");
+  });
+
   it("rejects a short connector token without echoing it", () => {
     const e = failure({ MCP_CONNECTOR_TOKEN: "short-connector-secret" });
     expect(e.variable).toBe("MCP_CONNECTOR_TOKEN");

@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { type BuiltApp, buildApp } from "../src/app.js";
 import { envSpec } from "../src/config.js";
 import { FakePortal } from "./fakes/portal.js";
+import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
 
 export const AUTH = "a".repeat(24) + "0123456789abcdef0123456789abcdef";
 export const CONNECTOR = "c".repeat(16) + "fedcba9876543210fedcba9876543210";
@@ -101,3 +102,27 @@ export function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
   return content.map((c) => c.text ?? "").join("\n");
 }
+
+/** A parent's WebUntis key (LEGAL_GUARDIAN with two children) behind a listening bridge. */
+export async function parentBridge(at: string, env: Record<string, string> = {}) {
+  const clock = new FakeClock(at);
+  const fake = new FakeTimetable(clock);
+  fake.account = "parent";
+  await fake.start();
+  const h = await startHarness({ clock, env: { ...timetableEnv(fake.url), ...env } });
+  await h.listen();
+  return { h, fake, clock };
+}
+
+/** A raw MCP POST (JSON-RPC body) with a secret and, after initialize, the session id. */
+export const mcpPost = (url: string, secret: string, body: unknown, sid?: string) =>
+  fetch(url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${secret}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
+    },
+    body: JSON.stringify(body),
+  });

@@ -27,6 +27,7 @@ describe("MCP over Streamable HTTP", () => {
         "list_rooms",
         "list_tasks",
         "upcoming_deadlines",
+        "whats_new",
       ].sort(),
     );
     for (const t of tools) {
@@ -85,9 +86,11 @@ describe("MCP over Streamable HTTP", () => {
       boards: [{ id: "board1" }],
     });
     const news = await client.callTool({ name: "get_news", arguments: { news_id: "news1" } });
+    // Links stay as URLs; the structured answer keeps the original markup too.
     expect((news.structuredContent as { text: string }).text).toBe(
-      "Sports day is on Friday.\n\n- Bring water",
+      "Sports day is on Friday.\n\n- Bring water\n\nPlan: sports page <https://school.example.org/sports>",
     );
+    expect((news.structuredContent as { content: string }).content).toContain("<b>Friday</b>");
     const injected = await client.callTool({ name: "get_course", arguments: { course_id: "../me" } });
     expect(injected.isError).toBe(true);
     await close();

@@ -129,7 +129,8 @@ describe("OAuth 2.1 for remote connectors (MCP_OAUTH=on)", () => {
   });
 
   it("an unmodified SDK client connects after one approval, refreshes, and is cut off by revocation", async () => {
-    h = await startOAuthHarness();
+    // The session must outlive the hour the clock jumps (a held stream does not keep it).
+    h = await startOAuthHarness({ env: { MCP_SESSION_IDLE_MS: String(2 * 3600_000) } });
     const provider = new MemoryOAuthProvider();
     const connect = async () => {
       const client = new Client({ name: "oauth-client", version: "1.0.0" });

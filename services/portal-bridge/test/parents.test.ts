@@ -1,24 +1,6 @@
-import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
-import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
-
-/** A parent's WebUntis key (LEGAL_GUARDIAN with two children) behind the bridge. */
-async function parentBridge(at: string, env: Record<string, string> = {}) {
-  const clock = new FakeClock(at);
-  const fake = new FakeTimetable(clock);
-  fake.account = "parent";
-  await fake.start();
-  const h = await startHarness({
-    clock,
-    env: {
-      ...timetableEnv(fake.url),
-      ...env,
-    },
-  });
-  await h.listen();
-  return { h, fake, clock };
-}
+import type { FakeTimetable } from "./fakes/timetable.js";
+import { type Harness, mcpClient, parentBridge, textOf } from "./helpers.js";
 
 type Struct = Record<string, unknown>;
 const structured = (r: unknown) => (r as { structuredContent: Struct }).structuredContent;
@@ -52,10 +34,12 @@ describe("a parent account asks its questions through the official SDK client", 
       { id: 102, first_name: "Ben", last_name: "Hopper" },
     ]);
     expect(textOf(p)).toContain("Children: Anna Hopper (id 101), Ben Hopper (id 102)");
+    // With several children and none named, every timetable tool answers for all of them.
     for (const name of ["get_schedule", "get_changes", "list_homework", "list_exams", "upcoming_deadlines"]) {
       const r = await client.callTool({ name, arguments: {} });
-      expect(r.isError, name).toBe(true);
-      expect(textOf(r), name).toContain("several children: Anna Hopper (id 101), Ben Hopper (id 102)");
+      expect(r.isError, name).toBeFalsy();
+      expect(structured(r).student, name).toBe("all");
+      expect(structured(r).students, name).toEqual(["Anna", "Ben"]);
     }
     const unknown = await client.callTool({ name: "get_schedule", arguments: { student: "Carla" } });
     expect(unknown.isError).toBe(true);
@@ -65,6 +49,7 @@ describe("a parent account asks its questions through the official SDK client", 
 
   it("answers the four parent questions right, for the child named (by first name or id)", async () => {
     const { client, close } = await mcpClient(`${h.url}/mcp`);
+    fake.calls.length = 0;
 
     // 1. "What homework is due tomorrow?"
     const hw = await client.callTool({
@@ -162,9 +147,9 @@ describe("a parent account asks its questions through the official SDK client", 
     });
     expect(partial.isError).toBeFalsy();
     expect(structured(partial).errors).toEqual([
-      "Exams: Timetable error -42003: the timetable service is in maintenance; try again later.",
+      "Exams (Anna): Timetable error -42003: the timetable service is in maintenance; try again later.",
     ]);
-    expect(textOf(partial)).toContain("these sources failed: Exams:");
+    expect(textOf(partial)).toContain("these sources failed: Exams (Anna):");
     fake.failMethods.add("getHomeWork2017");
     h.portal.failNext = { count: 1, status: 503 };
     const none = await client.callTool({
@@ -172,7 +157,9 @@ describe("a parent account asks its questions through the official SDK client", 
       arguments: { days: 3, student: "Anna" },
     });
     expect(none.isError).toBe(true);
-    expect(textOf(none)).toMatch(/^Every deadline source failed.*Portal tasks: .*Homework: .*Exams: /);
+    expect(textOf(none)).toMatch(
+      /^Every deadline source failed.*Portal tasks: .*Homework \(Anna\): .*Exams \(Anna\): /,
+    );
     fake.failMethods.clear();
     await close();
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AUTH, CONNECTOR, type Harness, startHarness } from "./helpers.js";
+import { AUTH, CONNECTOR, type Harness, mcpPost, startHarness } from "./helpers.js";
 
 /** Clients that never close sessions (Inspector CLI, conformance runs) cannot lock the owner out. */
 describe("MCP session caps per credential", () => {
@@ -13,17 +13,7 @@ describe("MCP session caps per credential", () => {
   });
   afterAll(async () => h.close());
 
-  const post = (secret: string, body: unknown, sid?: string) =>
-    fetch(url, {
-      method: "POST",
-      headers: {
-        authorization: `Bearer ${secret}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
-      },
-      body: JSON.stringify(body),
-    });
+  const post = (secret: string, body: unknown, sid?: string) => mcpPost(url, secret, body, sid);
   const init = async (secret: string) => {
     const res = await post(secret, {
       jsonrpc: "2.0",

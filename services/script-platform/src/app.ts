@@ -7,7 +7,7 @@ import { fastifyTrustProxy, publicOrigin } from "@app/kit/http/proxy";
 import { registerReadiness } from "@app/kit/http/readiness";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
-import { type Config, subscriberTokenTtl } from "./config.js";
+import { type Config, claimLease, subscriberTokenTtl } from "./config.js";
 import type { PlatformContext, RouteModule, Worker } from "./context.js";
 import { resolveApp } from "./control/apps.js";
 import { appsRepo } from "./control/apps-repo.js";
@@ -150,6 +150,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const logger = deps.logger;
   // Variables checked together (each alone is checked by envSpec): before anything is opened.
   subscriberTokenTtl(config);
+  claimLease(config);
   const database = openDatabase<PlatformDB>({
     url: config.DATABASE_URL,
     sqliteFile: join(config.DATA_DIR, "platform.sqlite"),

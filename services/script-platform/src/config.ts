@@ -100,6 +100,18 @@ export const envSpec = {
   PLATFORM_WORKERS: envVar(envInt(availableParallelism(), 1, 256), "worker threads that run scripts", {
     defaultText: "number of cores",
   }),
+  PLATFORM_CLAIM_HEARTBEAT_S: envVar(
+    envInt(10, 1, 3600),
+    "how often a process renews the lease of the outbox rows it holds (its heartbeat); below PLATFORM_CLAIM_TAKEOVER_S",
+  ),
+  PLATFORM_CLAIM_TAKEOVER_S: envVar(
+    envInt(30, 2, 3600),
+    "lease of a claimed outbox row: rows of a process that stopped renewing them (it died) are taken over by another process after at most this long",
+  ),
+  PLATFORM_SPARE_WORKERS: envVar(
+    envInt(4, 0, 256),
+    "worker threads started on demand beyond PLATFORM_WORKERS when a run of an app below its cap finds every worker taken by other apps (e.g. hogs running to their timeout); each stops after 30 s idle",
+  ),
   PLATFORM_APP_CONCURRENCY: envVar(
     z.coerce.number().int().min(1).max(4096).optional(),
     "runs of one app at once; beyond it that app's sync requests wait briefly, then 503 with Retry-After",
@@ -167,4 +179,19 @@ export function subscriberTokenTtl(
       "must lie between PLATFORM_SUBSCRIBER_TOKEN_MIN_TTL_S and PLATFORM_SUBSCRIBER_TOKEN_MAX_TTL_S",
     );
   return ttl;
+}
+
+/**
+ * PLATFORM_CLAIM_HEARTBEAT_S and PLATFORM_CLAIM_TAKEOVER_S in milliseconds, checked together: a
+ * heartbeat as long as the lease would let a live process's rows be taken over.
+ */
+export function claimLease(
+  config: Pick<Config, "PLATFORM_CLAIM_HEARTBEAT_S" | "PLATFORM_CLAIM_TAKEOVER_S">,
+): { heartbeatMs: number; leaseMs: number } {
+  if (config.PLATFORM_CLAIM_HEARTBEAT_S >= config.PLATFORM_CLAIM_TAKEOVER_S)
+    throw new ConfigError("PLATFORM_CLAIM_HEARTBEAT_S", "must be below PLATFORM_CLAIM_TAKEOVER_S");
+  return {
+    heartbeatMs: config.PLATFORM_CLAIM_HEARTBEAT_S * 1000,
+    leaseMs: config.PLATFORM_CLAIM_TAKEOVER_S * 1000,
+  };
 }

@@ -273,9 +273,9 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
 
     // The failed execution is listed with its error.
     await page.getByRole("link", { name: "Executions" }).click();
-    await page.selectOption("select[aria-label=Status]", "failed");
+    await page.selectOption("select[aria-label=Status]", "error");
     const failed = page.getByTestId("executions").locator("li.execution", { hasText: "boom" }).first();
-    await failed.locator(".badge", { hasText: "failed" }).waitFor();
+    await failed.locator(".badge", { hasText: "error" }).waitFor();
     await failed.locator("button").click();
     await failed.locator(".error", { hasText: "kaboom" }).waitFor();
     await shot("12-failed-execution");

@@ -6,7 +6,8 @@ import { type Browser, chromium } from "playwright-core";
  */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
-export function launchChromium(): Promise<Browser> {
+/** `extraArgs`: more Chromium flags (e.g. a fake microphone for MediaRecorder tests). */
+export function launchChromium(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM_PATH,
     args: [
@@ -17,6 +18,7 @@ export function launchChromium(): Promise<Browser> {
       "--disable-component-update",
       "--disable-sync",
       "--no-first-run",
+      ...extraArgs,
     ],
   });
 }

@@ -15,6 +15,10 @@ export type AuditAction =
   | "reject_upload"
   | "remove_comment"
   | "approve_upload"
+  | "remove_guestbook_entry"
+  | "approve_guestbook_entry"
+  | "highlight_upload"
+  | "unhighlight_upload"
   | `event.${"lock" | "unlock" | "release" | "reopen"}`;
 
 export async function recordAudit(
@@ -23,7 +27,7 @@ export async function recordAudit(
   entry: {
     actorId: string;
     action: AuditAction;
-    targetType: "user" | "upload" | "comment" | "event";
+    targetType: "user" | "upload" | "comment" | "event" | "guestbook";
     targetId: string | null;
     at: string;
     details?: Record<string, unknown>;

@@ -74,7 +74,11 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
         is_banned: row.is_banned === 1,
         sessionId: row.session_id,
         // PostgreSQL hands a bigint back as a string.
-        ...(row.feed_stamp !== null ? { feedStamp: Number(row.feed_stamp) } : {}),
+        ...(row.feed_stamp !== null && row.social_stamp !== null
+          ? { stamps: { feed: Number(row.feed_stamp), social: Number(row.social_stamp) } }
+          : {}),
+        viewerRev: Number(row.viewer_rev),
+        hasPending: Number(row.has_pending) === 1,
       };
       if (opts.minRole && !roleAtLeast(user.role, opts.minRole)) throw forbidden();
       if (opts.write && user.is_banned) throw forbidden("Your account is read-only.", "banned");

@@ -15,6 +15,12 @@ export interface SessionUserRow {
   is_banned: number;
   /** The feed stamp (migration 010), read in the same statement: no extra round trip for /feed. */
   feed_stamp: number | string | null;
+  /** The social stamp (migration 011: likes and comments), read in the same statement. */
+  social_stamp: number | string | null;
+  /** The user's viewer revision (migration 011: their likes). */
+  viewer_rev: number | string;
+  /** Whether the user has pending uploads of their own (0/1 on SQLite, a boolean on PostgreSQL). */
+  has_pending: number | boolean;
 }
 
 export async function insertSession(
@@ -75,6 +81,24 @@ const sessionUserQuery = (db: Db, nowIso: string) =>
       "users.is_banned",
       (eb) =>
         eb.selectFrom("feed_stamp").select("feed_stamp.n").where("feed_stamp.id", "=", 1).as("feed_stamp"),
+      (eb) =>
+        eb
+          .selectFrom("social_stamp")
+          .select("social_stamp.n")
+          .where("social_stamp.id", "=", 1)
+          .as("social_stamp"),
+      "users.viewer_rev",
+      (eb) =>
+        eb
+          .exists(
+            eb
+              .selectFrom("uploads as p")
+              .select("p.id")
+              .whereRef("p.user_id", "=", "users.id")
+              .where("p.approval", "=", "pending")
+              .where("p.deleted_at", "is", null),
+          )
+          .as("has_pending"),
     ])
     .where("sessions.revoked_at", "is", null)
     .where("sessions.expires_at", ">", nowIso);

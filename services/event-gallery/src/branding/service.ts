@@ -88,7 +88,7 @@ export async function setCover(ctx: GalleryContext, file: Readable): Promise<Pub
     throw badCover();
   }
   const rel = `cover-${newId()}.jpg`;
-  await writeFileDurably(join(brandingDir(ctx), rel), jpeg);
+  await writeFileDurably(join(brandingDir(ctx), rel), jpeg, ctx.tempOwner);
   const before = await repo.readCover(ctx.database.db);
   await repo.writeCover(ctx.database.db, {
     cover_path: rel,

@@ -37,6 +37,8 @@ export interface UsersTable {
   uploads_hidden_at: string | null;
   /** Set by unban (migration 005) so the delta can report it. */
   unhidden_at: Generated<string | null>;
+  /** Bumped with every change of the user's likes (migration 011): per-viewer feed fields. */
+  viewer_rev: Generated<number>;
   created_at: string;
   updated_at: string;
 }
@@ -101,6 +103,15 @@ export interface UploadsTable {
   changed_at: GeneratedAlways<string>;
   /** Pre-moderation (migration 007): pending rows are seen by their uploader and hosts only. */
   approval: Generated<"approved" | "pending">;
+  /** A host's highlight (migration 012); null when not highlighted. */
+  highlighted_at: Generated<string | null>;
+}
+
+/** A guest's private star on an upload (migration 012). */
+export interface FavoritesTable {
+  user_id: string;
+  upload_id: string;
+  created_at: string;
 }
 
 /** A resumable (tus) upload key (migration 006). */
@@ -191,6 +202,21 @@ export interface TicketsTable {
   expires_at: number;
 }
 
+/** A guestbook message (migration 011): text and/or a voice recording stored under media/. */
+export interface GuestbookEntriesTable {
+  id: string;
+  user_id: string;
+  text: Generated<string>;
+  voice_path: string | null;
+  voice_mime: string | null;
+  voice_size_bytes: number | null;
+  voice_duration_s: number | null;
+  approval: Generated<"approved" | "pending">;
+  created_at: string;
+  deleted_at: string | null;
+  deleted_by: "owner" | "host" | null;
+}
+
 /** One row (id 1): bumped by trigger on every write a feed page can show (migration 010). */
 export interface FeedStampTable {
   id: number;
@@ -214,4 +240,7 @@ export interface GalleryDB {
   tickets: TicketsTable;
   resumable_uploads: ResumableUploadsTable;
   feed_stamp: FeedStampTable;
+  social_stamp: FeedStampTable;
+  guestbook_entries: GuestbookEntriesTable;
+  favorites: FavoritesTable;
 }

@@ -127,7 +127,7 @@ export async function renderImage(path: string, mime: string): Promise<Rendered>
 export async function renderVideo(path: string, tools: VideoTools): Promise<Rendered> {
   const duration = tools.ffprobePath ? await probeDuration(path, tools).catch(() => null) : null;
   const at = duration && duration > 0 ? Math.min(1, duration / 2) : 0;
-  const frame = await run(
+  const frame = await runTool(
     tools.ffmpegPath,
     [
       "-hide_banner",
@@ -166,7 +166,7 @@ async function probeDuration(
   path: string,
   tools: VideoTools & { ffprobePath: string | null },
 ): Promise<number | null> {
-  const out = await run(
+  const out = await runTool(
     tools.ffprobePath ?? "ffprobe",
     ["-v", "error", "-show_entries", "format=duration", "-of", "default=noprint_wrappers=1:nokey=1", path],
     tools,
@@ -177,7 +177,7 @@ async function probeDuration(
 }
 
 /** Run a tool with a deadline (on the injected clock) and a bound on what it may print. */
-function run(cmd: string, args: string[], tools: VideoTools, maxOut: number): Promise<Buffer> {
+export function runTool(cmd: string, args: string[], tools: VideoTools, maxOut: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
     const out: Buffer[] = [];

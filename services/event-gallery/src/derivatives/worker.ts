@@ -104,7 +104,7 @@ export function createDerivativeWorker(
   async function write(job: repo.Job, variant: string, data: Buffer | null): Promise<string | null> {
     if (!data) return null;
     const rel = derivativeRelPath(job.id, variant);
-    await writeFileDurably(resolveMediaPath(ctx.paths.mediaDir, rel), data);
+    await writeFileDurably(resolveMediaPath(ctx.paths.mediaDir, rel), data, ctx.tempOwner);
     return rel;
   }
 

@@ -4,9 +4,11 @@ import { storedCover } from "../branding/service.js";
 import type { GalleryContext } from "../context.js";
 import type { ExportKind } from "../db/schema.js";
 import { getEvent } from "../event/state.js";
+import { keepsakeEntries } from "../guestbook/repository.js";
 import { type ArchiveEntry, writeArchive } from "./archive.js";
-import { extensionOf, folderNames, galleryEntryName } from "./entries.js";
+import { extensionOf, folderNames, galleryEntryName, timeStamp } from "./entries.js";
 import { mediaFile } from "./files.js";
+import { GUESTBOOK_PAGE, type GuestbookPageEntry, renderGuestbookPage } from "./guestbook-page.js";
 import { type MemoriesEvent, type MemoryItem, renderMemoriesHtml } from "./memories.js";
 import {
   commentsOf,
@@ -103,8 +105,11 @@ export async function buildKeepsake(
       `Not enough free disk space for the keepsake: it needs about ${gb(estimate)}, ${gb(free_bytes)} are free.`,
     );
 
+  const guestbook = await guestbookArchive(ctx, run.kind);
   const entries =
-    run.kind === "zip" ? await galleryEntries(ctx, uploads) : await memoriesEntries(ctx, uploads);
+    run.kind === "zip"
+      ? [...(await galleryEntries(ctx, uploads)), ...guestbook.entries]
+      : await memoriesEntries(ctx, uploads, guestbook);
 
   let lastPct = -1;
   let lastAt = 0;
@@ -165,7 +170,51 @@ async function galleryEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): P
   return entries;
 }
 
-async function memoriesEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): Promise<ArchiveEntry[]> {
+interface GuestbookArchive {
+  /** The page and the voice recordings; none when the guestbook has no visible entry. */
+  entries: ArchiveEntry[];
+  count: number;
+}
+
+/**
+ * The guestbook part of a keepsake (issue 27): `guestbook.html` and the voice recordings under
+ * `guestbook/`. A recording missing on disk leaves its entry's text (it was removed meanwhile).
+ */
+async function guestbookArchive(ctx: GalleryContext, kind: ExportKind): Promise<GuestbookArchive> {
+  const rows = await keepsakeEntries(ctx.database.db);
+  if (rows.length === 0) return { entries: [], count: 0 };
+  const files: ArchiveEntry[] = [];
+  const page: GuestbookPageEntry[] = [];
+  for (const r of rows) {
+    let voice: string | null = null;
+    if (r.voice_path) {
+      const file = mediaFile(ctx.paths.mediaDir, r.voice_path);
+      const info = await stat(file).catch(() => null);
+      if (info?.isFile()) {
+        voice = `guestbook/${timeStamp(r.created_at)}_${r.id}.${extensionOf(r.voice_path, r.voice_mime ?? "")}`;
+        files.push({ name: voice, file, size: info.size, mtime: new Date(r.created_at) });
+      }
+    }
+    page.push({ author: r.display_name, text: r.text, created_at: r.created_at, voice });
+  }
+  const s = await ctx.settings.all();
+  const html = renderGuestbookPage(
+    { name: s.event_name, accent_color: s.accent_color, time_zone: ctx.config.GALLERY_TIMEZONE },
+    page,
+    { back: kind === "html" ? "index.html" : null, langScript: kind === "html" },
+  );
+  const mtime = new Date(ctx.clock.now());
+  return {
+    entries: [{ name: GUESTBOOK_PAGE, buffer: Buffer.from(html, "utf8"), compress: true, mtime }, ...files],
+    count: rows.length,
+  };
+}
+
+async function memoriesEntries(
+  ctx: GalleryContext,
+  uploads: SnapshotUpload[],
+  guestbook: GuestbookArchive,
+): Promise<ArchiveEntry[]> {
   const ids = uploads.map((u) => u.id);
   const [tags, comments] = await Promise.all([
     hashtagsOf(ctx.database.db, ids),
@@ -202,13 +251,14 @@ async function memoriesEntries(ctx: GalleryContext, uploads: SnapshotUpload[]): 
   }
   // Branding, languages and the time zone of the viewer (issue 14).
   const branding = await memoriesBranding(ctx);
-  const html = Buffer.from(renderMemoriesHtml(branding.event, items), "utf8");
+  const html = Buffer.from(renderMemoriesHtml(branding.event, items, guestbook.count), "utf8");
   const mtime = new Date(ctx.clock.now());
   return [
     // First and stored: a download patches it to the downloader's language (viewer-lang.ts).
     { name: VIEWER_LANG_ENTRY, buffer: viewerLangScript(null), compress: false, mtime },
     { name: "index.html", buffer: html, compress: true, mtime },
     ...branding.entries,
+    ...guestbook.entries,
     ...media,
   ];
 }

@@ -75,17 +75,17 @@ export function formatWhen(iso: string, lang: Lang, timeZone: string): string {
 }
 
 /** Both languages in the markup; CSS shows the one the script (or the default) picked. */
-const both = (text: Record<Lang, string>, tag = "span") =>
+export const both = (text: Record<Lang, string>, tag = "span") =>
   LANGS.map((l) => `<${tag} lang="${l}" class="l-${l}">${esc(text[l])}</${tag}>`).join("");
 
-const esc = (s: string) =>
+export const esc = (s: string) =>
   s.replace(
     /[&<>"']/g,
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c,
   );
 
 /** Relative paths are built from ids and fixed folder names, but encode them anyway. */
-const href = (p: string) => p.split("/").map(encodeURIComponent).join("/");
+export const href = (p: string) => p.split("/").map(encodeURIComponent).join("/");
 
 const CSS = `
 *{box-sizing:border-box}
@@ -177,8 +177,16 @@ function figure(item: MemoryItem, ev: MemoriesEvent): string {
 </figure>`;
 }
 
+/** Picks the reader's language: the one switched to last time, else lang.js's, else the browser's. */
+export const PICK_LANG_JS = `(function(){var l;try{l=localStorage.getItem("memories.lang")}catch(e){}if(l!=="en"&&l!=="de"){l=window.MEMORIES_LANG}if(l!=="en"&&l!=="de"){l=((navigator.languages||[navigator.language]).join(",").toLowerCase().indexOf("de")===0)?"de":"en"}document.documentElement.lang=l;document.documentElement.className="lang-"+l})();`;
+
 /** `event` may be just a name (the defaults for the rest: English and German, Europe/Berlin). */
-export function renderMemoriesHtml(event: string | MemoriesEvent, items: readonly MemoryItem[]): string {
+export function renderMemoriesHtml(
+  event: string | MemoriesEvent,
+  items: readonly MemoryItem[],
+  /** Entries on the archive's guestbook page (issue 27): the header links to it when there are any. */
+  guestbookEntries = 0,
+): string {
   const ev: MemoriesEvent =
     typeof event === "string"
       ? {
@@ -206,8 +214,8 @@ export function renderMemoriesHtml(event: string | MemoriesEvent, items: readonl
   const cover = ev.cover ? `<img class="cover" src="${href(ev.cover)}" alt="">` : "";
   // The reader's language: the one they switched to last time, else the downloader's (lang.js,
   // patched per download: export/viewer-lang.ts), else the browser's.
-  const pickLang = `(function(){var l;try{l=localStorage.getItem("memories.lang")}catch(e){}if(l!=="en"&&l!=="de"){l=window.MEMORIES_LANG}if(l!=="en"&&l!=="de"){l=((navigator.languages||[navigator.language]).join(",").toLowerCase().indexOf("de")===0)?"de":"en"}document.documentElement.lang=l;document.documentElement.className="lang-"+l})();`;
-  const i18nCss = `header{position:relative}.l-de{display:none}html.lang-de .l-de{display:inline}html.lang-de .l-en{display:none}p.welcome .l-en,p.welcome .l-de{white-space:pre-line}:root{--accent:${accent}}.who{color:#fff;border-bottom:2px solid var(--accent)}header{border-bottom:3px solid var(--accent)}header .cover{display:block;width:100%;max-width:900px;max-height:320px;object-fit:cover;border-radius:12px;margin:0 auto 16px}header .welcome{margin:8px auto 0;max-width:700px;color:#ddd}#switch{position:absolute;top:12px;right:12px;background:#222;color:#eee;border:1px solid #444;border-radius:8px;padding:8px 12px;font:inherit;cursor:pointer}`;
+  const pickLang = PICK_LANG_JS;
+  const i18nCss = `header{position:relative}.l-de{display:none}html.lang-de .l-de{display:inline}html.lang-de .l-en{display:none}p.welcome .l-en,p.welcome .l-de{white-space:pre-line}:root{--accent:${accent}}.who{color:#fff;border-bottom:2px solid var(--accent)}header{border-bottom:3px solid var(--accent)}header .cover{display:block;width:100%;max-width:900px;max-height:320px;object-fit:cover;border-radius:12px;margin:0 auto 16px}header .welcome{margin:8px auto 0;max-width:700px;color:#ddd}header .gb a{color:#9cf}#switch{position:absolute;top:12px;right:12px;background:#222;color:#eee;border:1px solid #444;border-radius:8px;padding:8px 12px;font:inherit;cursor:pointer}`;
   const switchJs = `(function(){var b=document.getElementById("switch");function label(){var de=document.documentElement.lang==="de";b.textContent=de?${JSON.stringify(STRINGS.de.switch)}:${JSON.stringify(STRINGS.en.switch)};var lb=document.getElementById("lb");lb.querySelector(".close").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.close)}:${JSON.stringify(STRINGS.en.close)});lb.querySelector(".prev").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.prev)}:${JSON.stringify(STRINGS.en.prev)});lb.querySelector(".next").setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.next)}:${JSON.stringify(STRINGS.en.next)});[].forEach.call(document.querySelectorAll("figure .media"),function(m){m.setAttribute("aria-label",de?${JSON.stringify(STRINGS.de.open)}:${JSON.stringify(STRINGS.en.open)})});document.title=de?${JSON.stringify(name.de)}:${JSON.stringify(name.en)};}b.addEventListener("click",function(){var l=document.documentElement.lang==="de"?"en":"de";try{localStorage.setItem("memories.lang",l)}catch(e){}document.documentElement.lang=l;document.documentElement.className="lang-"+l;label();});label();})();`;
   return `<!doctype html>
 <html lang="en">
@@ -220,7 +228,11 @@ export function renderMemoriesHtml(event: string | MemoriesEvent, items: readonl
 <script>${pickLang}</script>
 </head>
 <body>
-<header>${cover}<h1>${both(name)}</h1>${welcome}<p>${count}</p><button id="switch" type="button">${esc(STRINGS.en.switch)}</button></header>
+<header>${cover}<h1>${both(name)}</h1>${welcome}<p>${count}</p>${
+    guestbookEntries > 0
+      ? `<p class="gb"><a href="guestbook.html">${both({ en: `Guestbook (${guestbookEntries})`, de: `Gästebuch (${guestbookEntries})` })}</a></p>`
+      : ""
+  }<button id="switch" type="button">${esc(STRINGS.en.switch)}</button></header>
 <main>
 ${items.map((i) => figure(i, ev)).join("\n")}
 </main>

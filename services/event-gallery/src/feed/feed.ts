@@ -1,10 +1,14 @@
 import { toIso } from "@app/kit/clock";
+import type { Kysely } from "@app/kit/db";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
-import type { LikedReader } from "./liked-batch.js";
-import { type FeedPageCache, PageTemplate } from "./page-cache.js";
+import type { GalleryDB } from "../db/schema.js";
+import { likedReader } from "./liked-batch.js";
+import { SocialCounts, type Stamps, ViewerMasks } from "./overlay.js";
+import { countsOfRows, type DeltaResume, JsonTemplate, PerMillisecond, StampedCache } from "./page-cache.js";
+import type { ChangeRow, ItemRow } from "./repository.js";
 import * as repo from "./repository.js";
-import { type FeedItem, itemIso, loadFeedItems } from "./serialize.js";
+import { type FeedItem, itemIso, loadItemRows } from "./serialize.js";
 import { normalizeTagFilter } from "./tags.js";
 
 export const FEED_LIMIT_DEFAULT = 30;
@@ -53,32 +57,85 @@ export interface FeedPage {
   delta_cursor: string;
 }
 
-async function viewerOf(ctx: GalleryContext, user: AuthedUser) {
-  return { id: user.id, mediaToken: await ctx.auth.mediaToken(user) };
+/**
+ * A delta cursor taken from the clock: DELTA_SETTLE_MS behind it, rounded down to the second, so
+ * the clients that ask within one second share the cursor and with it the cached delta.
+ */
+export const settledAt = (nowMs: number) => Math.floor((nowMs - DELTA_SETTLE_MS) / 1000) * 1000;
+const deltaCursorAt = (nowMs: number) => encode([toIso(settledAt(nowMs)), ""]);
+/** A delta cursor from the server clock, for pages built outside readFeed. */
+export const deltaCursorNow = (ctx: Pick<GalleryContext, "clock">) => deltaCursorAt(ctx.clock.now());
+
+/** The per-process caches of /feed and /feed/delta (one set per app instance). */
+export interface FeedCaches {
+  /** /feed pages under the feed stamp. */
+  pages: StampedCache<JsonTemplate>;
+  /** /feed/delta answers under both stamps. */
+  deltas: StampedCache<{ template: JsonTemplate; resume: DeltaResume }>;
+  /** A delta's upload changes, and item rows by id, under the feed stamp: a like rebuilds a delta
+   * from these and one read of the social activity. */
+  changes: StampedCache<ChangeRow[]>;
+  rows: StampedCache<ItemRow>;
+  counts: SocialCounts;
+  masks: ViewerMasks;
+  deltaCursor: PerMillisecond;
 }
 
-const deltaCursorAt = (nowMs: number) => encode([toIso(nowMs - DELTA_SETTLE_MS), ""]);
+export function createFeedCaches(reader: Kysely<GalleryDB>): FeedCaches {
+  return {
+    pages: new StampedCache(false),
+    deltas: new StampedCache(true),
+    changes: new StampedCache(false),
+    rows: new StampedCache(false, 5_000),
+    counts: new SocialCounts(async (ids) => {
+      const rows = await repo.countsOf(reader, ids);
+      return new Map(rows.map((r) => [r.id, [Number(r.like_count ?? 0), Number(r.comment_count ?? 0)]]));
+    }),
+    // One reader per VIEWER_FIELDS entry, in its order.
+    masks: new ViewerMasks([likedReader(reader), (viewer, ids) => repo.favoritedAmong(reader, viewer, ids)]),
+    deltaCursor: new PerMillisecond(deltaCursorAt),
+  };
+}
+
+/** The stamps the session read brought, else read now (before any template statement). */
+const stampsOf = async (ctx: GalleryContext, user: AuthedUser) =>
+  user.stamps ?? (await repo.feedStamps(ctx.database.reader));
+
+/** The overlay of `template` for `user`: counts, per-viewer fields and the media token. */
+async function renderFor(
+  ctx: GalleryContext,
+  caches: FeedCaches,
+  user: AuthedUser,
+  stamps: Stamps,
+  template: JsonTemplate,
+  cursors: string[],
+): Promise<Buffer> {
+  const [counts, masks, token] = await Promise.all([
+    caches.counts.of(stamps, template.ids),
+    caches.masks.of(user.id, user.viewerRev, template.ids),
+    ctx.auth.mediaToken(user),
+  ]);
+  return template.render({ token: encodeURIComponent(token), cursors, counts, masks });
+}
 
 /**
  * GET /feed: newest first, keyset on (created_at, id), filters AND-ed. Answers the page as JSON
- * (the UTF-8 bytes of a FeedPage). The viewer-independent part comes from `pages` while the feed
- * stamp is the one it was built under (the stamp is read with the session, before the page); the
- * viewer's `liked_by_me` (one indexed read, also kept in `pages` per viewer while the stamp
- * stands), media token and delta cursor are filled in per request.
+ * (the UTF-8 bytes of a FeedPage). The page's items come from `caches.pages` while the feed stamp
+ * is the one it was built under (the stamps are read with the session, before the page); counts,
+ * `liked_by_me`, the media token and the delta cursor are filled in per request (overlay.ts), so
+ * likes and comments never discard the page.
  */
 export async function readFeed(
   ctx: GalleryContext,
   user: AuthedUser,
   query: FeedQuery,
-  pages: FeedPageCache | null = null,
-  likes: LikedReader | null = null,
+  caches: FeedCaches,
 ): Promise<Buffer> {
   const settings = await ctx.settings.all();
   await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
   const before = query.cursor ? decode(query.cursor, "cursor") : null;
-  const now = ctx.clock.now();
-  const deltaCursor = pages?.deltaCursor(now, deltaCursorAt) ?? deltaCursorAt(now);
+  const deltaCursor = caches.deltaCursor.at(ctx.clock.now());
 
   const tagsAny: string[][] = [];
   let impossible = false;
@@ -100,14 +157,15 @@ export async function readFeed(
 
   const { reader } = ctx.database;
   const filter = { tagsAny, uploader: query.uploader ?? null };
-  // The stamp must be read before the page statement runs (see FeedPageCache).
-  const stamp = user.feedStamp ?? (await repo.feedStamp(reader));
+  const stamps = await stampsOf(ctx, user);
   const key = JSON.stringify([limit, before, tagsAny, filter.uploader]);
-  let page = pages?.get(stamp, key);
-  if (!page) {
+  // A guest with pending uploads of their own sees them in place (issue 27): that page is theirs
+  // alone, built for the request and not kept.
+  const own = user.hasPending === true;
+  const build = async () => {
     const rows = await repo.feedItemsPage(
       reader,
-      filter,
+      own ? { ...filter, ownPending: user.id } : filter,
       before ? { created_at: before[0], id: before[1] } : null,
       limit + 1,
       "",
@@ -115,17 +173,17 @@ export async function readFeed(
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     const next = rows.length > limit && last ? encode([itemIso(last.created_at), last.id]) : null;
-    page = PageTemplate.of(shown, next);
-    pages?.set(stamp, key, page);
-  }
-  // The viewer's likes on this page hold while the stamp stands (every like bumps it).
-  let liked = pages?.likedOf(stamp, user.id, key);
-  if (!liked) {
-    liked = await (likes ? likes(user.id, page.ids) : repo.likedAmong(reader, user.id, page.ids));
-    pages?.setLiked(stamp, user.id, key, liked);
-  }
-  const token = await ctx.auth.mediaToken(user);
-  return page.render(encodeURIComponent(token), liked, deltaCursor);
+    caches.counts.seed(stamps, countsOfRows(shown));
+    return JsonTemplate.builder()
+      .lit('{"items":')
+      .items(shown)
+      .lit(`,"next_cursor":${JSON.stringify(next)},"delta_cursor":"`)
+      .cursor(0)
+      .lit('"}')
+      .done();
+  };
+  const page = own ? await build() : await caches.pages.get(stamps, key, build);
+  return renderFor(ctx, caches, user, stamps, page, [deltaCursor]);
 }
 
 /** A place in a change stream: (changed_at, id), the order of both change indexes. */
@@ -148,37 +206,84 @@ export interface FeedDelta {
 }
 
 /**
- * GET /feed/delta: what changed since the cursor. New visible uploads go to `items`; edits,
- * finished derivatives and likes, unlikes and comment changes of older ones to `changes`;
- * deletions to `removed_ids`; bans to `hidden_user_ids`; unbans to `unhidden_user_ids` (with the
- * user's uploads in `changes`). At most `limit` changed uploads (plus at most `limit` with social
- * activity and `limit` of unbanned users) per call; `has_more` says to call again at once. Every
- * read is an index range over change times, so the cost follows the changes, not the event.
+ * GET /feed/delta: what changed since the cursor, as JSON bytes of a FeedDelta. New visible
+ * uploads go to `items`; edits, finished derivatives and likes, unlikes and comment changes of
+ * older ones to `changes`; deletions to `removed_ids`; bans to `hidden_user_ids`; unbans to
+ * `unhidden_user_ids` (with the user's uploads in `changes`). At most `limit` changed uploads
+ * (plus at most `limit` with social activity and `limit` of unbanned users) per call; `has_more`
+ * says to call again at once. Every read is an index range over change times, so the cost follows
+ * the changes, not the event. The answer for a (cursor, limit) is kept in `caches.deltas` while
+ * both stamps stand; the overlay and the resume cursor are filled in per request, as for /feed.
  */
 export async function readDelta(
   ctx: GalleryContext,
   user: AuthedUser,
   query: { cursor?: string | undefined; limit?: string | undefined },
-): Promise<FeedDelta> {
+  caches: FeedCaches,
+): Promise<Buffer> {
   const settings = await ctx.settings.all();
   await ctx.limiter.hit(`delta:${user.id}`, settings.delta_rate_per_min, 60_000);
   if (!query.cursor) throw validationFailed("cursor", "A cursor from /feed or a previous delta is required.");
   const [at, afterId] = decode(query.cursor, "cursor");
   const limit = clampLimit(query.limit, DELTA_LIMIT_DEFAULT);
-  const settle = toIso(ctx.clock.now() - DELTA_SETTLE_MS);
+  const stamps = await stampsOf(ctx, user);
+  const key = JSON.stringify([at, afterId, limit]);
+  const entry = await caches.deltas.get(stamps, key, () =>
+    buildDelta(ctx, caches, stamps, at, afterId, limit),
+  );
+  // Resume after the cut, after the last row returned, or (when caught up) from the settled clock.
+  const { resume } = entry;
+  const settle = toIso(settledAt(ctx.clock.now()));
+  const cursor =
+    resume.cut ??
+    (resume.last && resume.last.changed_at > settle
+      ? resume.last.cursor
+      : settle > at
+        ? caches.deltaCursor.at(ctx.clock.now())
+        : query.cursor);
+  return renderFor(ctx, caches, user, stamps, entry.template, [cursor]);
+}
 
+/** Item rows of `ids` in that order (those that no longer exist skipped), from `caches.rows` where kept. */
+async function itemRows(ctx: GalleryContext, caches: FeedCaches, stamps: Stamps, ids: readonly string[]) {
+  const found = new Map<string, ItemRow>();
+  const missing: string[] = [];
+  let gen = -1;
+  for (const id of ids) {
+    const l = caches.rows.lookup(stamps, id);
+    gen = l.gen;
+    if (l.hit) found.set(id, l.hit);
+    else missing.push(id);
+  }
+  for (const r of await loadItemRows(ctx.database.reader, missing, "")) {
+    found.set(r.id, r);
+    caches.rows.store(gen, r.id, r);
+  }
+  return ids.map((id) => found.get(id)).filter((r): r is ItemRow => r !== undefined);
+}
+
+/** The viewer-independent part of a delta (see readDelta). */
+async function buildDelta(
+  ctx: GalleryContext,
+  caches: FeedCaches,
+  stamps: Stamps,
+  at: string,
+  afterId: string,
+  limit: number,
+) {
   const { reader } = ctx.database;
   // Two change streams share one cursor: upload rows (created, edited, processed, deleted) and
   // social activity (likes and comments). Both are read past the cursor in (changed_at, id) order;
   // when either has more than `limit`, both are cut at the earlier of their last positions, so
   // nothing past the cut is skipped by the next call.
   const [rows, activity] = await Promise.all([
-    repo.changesAfter(reader, at, afterId, limit + 1),
+    caches.changes.get(stamps, JSON.stringify([at, afterId, limit]), () =>
+      repo.changesAfter(reader, at, afterId, limit + 1),
+    ),
     repo.socialActivityAfter(reader, at, afterId, limit + 1),
   ]);
   const cuts = [rows, activity].filter((s) => s.length > limit).map((s) => s[limit - 1] as Position);
   const cut = cuts.reduce<Position | null>((a, b) => (a === null || before(b, a) ? b : a), null);
-  const hasMore = cut !== null;
   const within = (p: Position) => cut === null || !before(cut, p);
   const page = rows.filter(within);
   const social = activity.filter(within);
@@ -191,43 +296,40 @@ export async function readDelta(
     else if (r.created_at > at) newIds.push(r.id);
     else changedIds.push(r.id);
   }
-  const viewer = await viewerOf(ctx, user);
   // Likes and comments change counts without touching the upload row.
   const seen = new Set(page.map((r) => r.id));
-  const unhidden = await repo.unhiddenUsersSince(reader, at, HIDDEN_USERS_CAP);
   // An unbanned user's uploads come through the activity stream (the unban marks them changed).
   for (const id of social.map((a) => a.id))
     if (!seen.has(id)) {
       seen.add(id);
       changedIds.push(id);
     }
-  const [items, changes, hidden] = await Promise.all([
-    loadFeedItems(reader, newIds.reverse(), viewer),
-    loadFeedItems(reader, changedIds, viewer),
+  const [items, changes, hidden, unhidden] = await Promise.all([
+    itemRows(ctx, caches, stamps, newIds.reverse()),
+    itemRows(ctx, caches, stamps, changedIds),
     repo.hiddenUsersSince(reader, at, HIDDEN_USERS_CAP),
+    repo.unhiddenUsersSince(reader, at, HIDDEN_USERS_CAP),
   ]);
   const last = [page.at(-1), social.at(-1)].reduce<Position | undefined>(
     (a, b) => (b === undefined || (a !== undefined && before(b, a)) ? a : b),
     undefined,
   );
-  // Resume after the cut, after the last row returned, or (when caught up) from the settled clock.
-  const cursor =
-    cut !== null
-      ? encode([cut.changed_at, cut.id])
-      : last && last.changed_at > settle
-        ? encode([last.changed_at, last.id])
-        : settle > at
-          ? encode([settle, ""])
-          : query.cursor;
-  return {
-    items,
-    changes,
-    removed_ids: removed,
-    hidden_user_ids: hidden,
-    unhidden_user_ids: unhidden,
-    cursor,
-    has_more: hasMore,
+  const template = JsonTemplate.builder()
+    .lit('{"items":')
+    .items(items)
+    .lit(',"changes":')
+    .items(changes)
+    .lit(
+      `,"removed_ids":${JSON.stringify(removed)},"hidden_user_ids":${JSON.stringify(hidden)},"unhidden_user_ids":${JSON.stringify(unhidden)},"cursor":"`,
+    )
+    .cursor(0)
+    .lit(`","has_more":${cut !== null}}`)
+    .done();
+  const resume: DeltaResume = {
+    cut: cut ? encode([cut.changed_at, cut.id]) : null,
+    last: last ? { changed_at: last.changed_at, cursor: encode([last.changed_at, last.id]) } : null,
   };
+  return { template, resume };
 }
 
 export async function listUploaders(ctx: GalleryContext) {

@@ -1,6 +1,13 @@
-import { isPostgres, type Kysely, preparedQuery, type SqlBool, sql } from "@app/kit/db";
+import {
+  type ExpressionBuilder,
+  isPostgres,
+  type Kysely,
+  preparedQuery,
+  type SqlBool,
+  sql,
+} from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
-import { visibleUpload } from "./visibility.js";
+import { visibleUpload, visibleUploader } from "./visibility.js";
 
 /** Every SQL statement of the feed read model. Hot paths pass `database.reader`. */
 type Db = Kysely<GalleryDB>;
@@ -9,6 +16,8 @@ export interface FeedFilter {
   /** Any of these tags (a single `hashtag` is a one-element list). */
   tagsAny: string[][];
   uploader: string | null;
+  /** Also this user's own pending uploads, in their place (a guest's own /feed, issue 27). */
+  ownPending?: string | null;
 }
 
 export interface FeedKey {
@@ -34,11 +43,12 @@ export async function feedItemsPage(
     params[`tags${i}`] = arrayParam(db, tags);
   });
   if (filter.uploader !== null) params.uploader = filter.uploader;
+  if (filter.ownPending) params.ownPending = filter.ownPending;
   if (before) {
     params.beforeAt = before.created_at;
     params.beforeId = before.id;
   }
-  const shape = `${filter.tagsAny.length}|${filter.uploader !== null}|${before !== null}`;
+  const shape = `${filter.tagsAny.length}|${filter.uploader !== null}|${before !== null}|${!!filter.ownPending}`;
   return pageStatement(db, params, shape);
 }
 
@@ -52,6 +62,7 @@ const pageStatement = preparedQuery((db: Db, p: Record<string, unknown>) =>
         .filter((k) => /^tags\d+$/.test(k))
         .map((k) => p[k]),
       uploader: "uploader" in p ? (p.uploader as string) : null,
+      ownPending: "ownPending" in p ? (p.ownPending as string) : null,
     },
     "beforeAt" in p ? { created_at: p.beforeAt as string, id: p.beforeId as string } : null,
     p.limit as number,
@@ -65,12 +76,17 @@ const pageStatement = preparedQuery((db: Db, p: Record<string, unknown>) =>
  */
 export function feedPageQuery(
   db: Db,
-  filter: { tagsAny: readonly unknown[]; uploader: string | null },
+  filter: { tagsAny: readonly unknown[]; uploader: string | null; ownPending?: string | null },
   before: FeedKey | null,
   limit: number,
   viewerId = "",
 ) {
-  let q = itemQuery(db, viewerId).where(visibleUpload("u", "us"));
+  const own = filter.ownPending;
+  let q = itemQuery(db, viewerId).where(
+    own
+      ? sql<SqlBool>`(${visibleUpload("u", "us")} OR (u.user_id = ${own} AND u.approval = 'pending' AND u.deleted_at IS NULL AND ${visibleUploader("us")}))`
+      : visibleUpload("u", "us"),
+  );
   // Each entry of tagsAny is one AND-ed condition whose tags are OR-ed (one array value each, so
   // the statement text does not depend on how many tags there are).
   for (const tags of filter.tagsAny) {
@@ -231,7 +247,6 @@ function itemQuery(db: Db, viewerId: string) {
   // Unordered (an ordered aggregate sorts for every row): the caller sorts the few tags.
   const agg = isPostgres(db) ? sql`string_agg(h.tag, ',')` : sql`group_concat(h.tag, ',')`;
   const tags = sql<string | null>`(select ${agg} from upload_hashtags h where h.upload_id = u.id)`;
-  const banned = db.selectFrom("users as b").select("b.id").where("b.is_banned", "=", 1);
   return db
     .selectFrom("uploads as u")
     .innerJoin("users as us", "us.id", "u.user_id")
@@ -253,21 +268,8 @@ function itemQuery(db: Db, viewerId: string) {
       "u.display_path",
       "u.thumbnail_path",
       "u.approval",
-      // NOT IN an uncorrelated list of banned users (computed once per statement; ids are never
-      // null): a join to users lets SQLite scan users for every upload.
-      eb
-        .selectFrom("likes as l")
-        .select((e) => e.fn.countAll<number>().as("n"))
-        .whereRef("l.upload_id", "=", "u.id")
-        .where("l.user_id", "not in", banned)
-        .as("like_count"),
-      eb
-        .selectFrom("comments as c")
-        .select((e) => e.fn.countAll<number>().as("n"))
-        .whereRef("c.upload_id", "=", "u.id")
-        .where("c.deleted_at", "is", null)
-        .where("c.user_id", "not in", banned)
-        .as("comment_count"),
+      "u.highlighted_at",
+      ...countColumns(eb),
       eb
         .exists(
           eb
@@ -277,9 +279,57 @@ function itemQuery(db: Db, viewerId: string) {
             .where("ml.user_id", "=", viewerId),
         )
         .as("liked_by_me"),
+      eb
+        .exists(
+          eb
+            .selectFrom("favorites as mf")
+            .select("mf.upload_id")
+            .whereRef("mf.upload_id", "=", "u.id")
+            .where("mf.user_id", "=", viewerId),
+        )
+        .as("favorited_by_me"),
       tags.as("tags"),
     ]);
 }
+
+/**
+ * Like and comment counts of `u` that leave out banned users' rows. NOT IN an uncorrelated list of
+ * banned users (computed once per statement; ids are never null): a join to users lets SQLite scan
+ * users for every upload.
+ */
+function countColumns(eb: ExpressionBuilder<GalleryDB & { u: GalleryDB["uploads"] }, "u">) {
+  const banned = eb.selectFrom("users as b").select("b.id").where("b.is_banned", "=", 1);
+  return [
+    eb
+      .selectFrom("likes as l")
+      .select((e) => e.fn.countAll<number>().as("n"))
+      .whereRef("l.upload_id", "=", "u.id")
+      .where("l.user_id", "not in", banned)
+      .as("like_count"),
+    eb
+      .selectFrom("comments as c")
+      .select((e) => e.fn.countAll<number>().as("n"))
+      .whereRef("c.upload_id", "=", "u.id")
+      .where("c.deleted_at", "is", null)
+      .where("c.user_id", "not in", banned)
+      .as("comment_count"),
+  ] as const;
+}
+
+/** Like and comment counts (banned users' rows left out) of `ids`: the overlay's counts source. */
+export function countsOf(
+  db: Db,
+  ids: readonly string[],
+): Promise<{ id: string; like_count: number | string | null; comment_count: number | string | null }[]> {
+  return countsStatement(db, { ids: arrayParam(db, ids) });
+}
+
+const countsStatement = preparedQuery((db: Db, p: { ids: unknown }) =>
+  db
+    .selectFrom("uploads as u")
+    .select((eb) => ["u.id", ...countColumns(eb)])
+    .where(inArray(db, "u.id", p.ids)),
+);
 
 export type ItemRow = Awaited<ReturnType<ReturnType<typeof itemQuery>["execute"]>>[number];
 
@@ -307,14 +357,22 @@ export const inArray = (db: Db, ref: string, list: unknown) =>
 
 const isoOf = (v: unknown) => (v instanceof Date ? v.toISOString() : new Date(String(v)).toISOString());
 
-/** The feed stamp (migration 010): bumped by trigger in every transaction that changes a page. */
-export async function feedStamp(db: Db): Promise<number> {
+/**
+ * The feed stamp (migration 010: bumped by trigger in every transaction that changes what a page
+ * lists) and the social stamp (migration 011: likes and comments), in one statement.
+ */
+export async function feedStamps(db: Db): Promise<{ feed: number; social: number }> {
   const [row] = await stampStatement(db, {});
-  return Number(row?.n ?? 0);
+  return { feed: Number(row?.feed ?? 0), social: Number(row?.social ?? 0) };
 }
 
 const stampStatement = preparedQuery((db: Db, _p: Record<string, never>) =>
-  db.selectFrom("feed_stamp").select("n").where("id", "=", 1),
+  db
+    .selectFrom("feed_stamp as f")
+    .crossJoin("social_stamp as s")
+    .select(["f.n as feed", "s.n as social"])
+    .where("f.id", "=", 1)
+    .where("s.id", "=", 1),
 );
 
 /** Which of `ids` the viewer liked (the per-viewer part of a cached page). One prepared statement. */
@@ -330,6 +388,21 @@ const likedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown 
     .select("l.upload_id")
     .where("l.user_id", "=", p.viewer)
     .where(inArray(db, "l.upload_id", p.ids)),
+);
+
+/** Which of `ids` the viewer starred (issue 27): a per-viewer overlay field (overlay.ts). */
+export async function favoritedAmong(db: Db, viewerId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await favoritedStatement(db, { viewer: viewerId, ids: arrayParam(db, ids) });
+  return new Set(rows.map((r) => r.upload_id));
+}
+
+const favoritedStatement = preparedQuery((db: Db, p: { viewer: string; ids: unknown }) =>
+  db
+    .selectFrom("favorites as f")
+    .select("f.upload_id")
+    .where("f.user_id", "=", p.viewer)
+    .where(inArray(db, "f.upload_id", p.ids)),
 );
 
 /**

@@ -25,6 +25,10 @@ export interface FeedItem {
   thumbnail_url: string | null;
   /** Pre-moderation: a guest sees "pending" only on their own uploads (issue 14). */
   approval: "approved" | "pending";
+  /** The viewer starred it (issue 27; private to the viewer). */
+  favorited_by_me: boolean;
+  /** A host marked it as a highlight (issue 27). */
+  highlight: boolean;
 }
 
 /** Who is looking: `liked_by_me` is theirs, and media URLs carry their `?t=` media token. */
@@ -55,15 +59,19 @@ export async function loadFeedItems(
   ids: readonly string[],
   viewer: FeedViewer,
 ): Promise<FeedItem[]> {
+  return (await loadItemRows(db, ids, viewer.id)).map((r) => toFeedItem(r, viewer));
+}
+
+/** The item statement's rows for `ids`, in the order given (ids that no longer exist skipped). */
+export async function loadItemRows(
+  db: Kysely<GalleryDB>,
+  ids: readonly string[],
+  viewerId: string,
+): Promise<ItemRow[]> {
   if (ids.length === 0) return [];
-  const rows = await feedItemRows(db, ids, viewer.id);
+  const rows = await feedItemRows(db, ids, viewerId);
   const byId = new Map(rows.map((r) => [r.id, r]));
-  const items: FeedItem[] = [];
-  for (const id of ids) {
-    const r = byId.get(id);
-    if (r) items.push(toFeedItem(r, viewer));
-  }
-  return items;
+  return ids.map((id) => byId.get(id)).filter((r): r is ItemRow => r !== undefined);
 }
 
 /** One row of the item statement as the contract's item, media URLs with the viewer's token. */
@@ -94,5 +102,7 @@ export function toFeedItem(r: ItemRow, viewer: FeedViewer): FeedItem {
     display_url: !isVideo && r.display_path ? `${base}display?t=${t}` : null,
     thumbnail_url: r.thumbnail_path ? `${base}thumbnail?t=${t}` : null,
     approval: r.approval,
+    favorited_by_me: Number(r.favorited_by_me) === 1,
+    highlight: r.highlighted_at !== null,
   };
 }

@@ -23,7 +23,13 @@ export const EventInfo = z
     keepsake_ready: z.boolean(),
   })
   .meta({ id: "Event" });
-export const Me = z.object({ user: User, event: EventInfo, pin_reset_pending: z.boolean() });
+/** `/me/context`'s event: the event plus what the web app needs to know of the live-event settings. */
+export const MeEvent = EventInfo.extend({
+  upload_only: z.boolean().describe("upload-only mode is on and the gallery is not released yet"),
+  guestbook_enabled: z.boolean(),
+  guestbook_voice: z.boolean(),
+});
+export const Me = z.object({ user: User, event: MeEvent, pin_reset_pending: z.boolean() });
 
 export const Session = z.object({ token: z.string(), user: User });
 export const Joined = z.object({ token: z.string(), pin: z.string().regex(/^\d{4}$/), user: User });
@@ -53,6 +59,11 @@ export const Item = z
       .enum(["approved", "pending"])
       .optional()
       .describe("pending: only the uploader and hosts see it"),
+    favorited_by_me: z
+      .boolean()
+      .optional()
+      .describe("the viewer starred it (private to the viewer); always sent"),
+    highlight: z.boolean().optional().describe("a host marked it as a highlight; always sent"),
   })
   .meta({ id: "Upload" });
 export const UploadBody = z.object({ upload: Item });
@@ -80,6 +91,9 @@ export const Delta = z.object({
   changes: z.array(Item),
   removed_ids: z.array(z.string()),
   hidden_user_ids: z.array(z.string()),
+  unhidden_user_ids: z
+    .array(z.string())
+    .describe("users unbanned since the cursor; their uploads are in changes"),
   cursor: z.string(),
   has_more: z.boolean(),
 });
@@ -197,3 +211,22 @@ export type ExportStatus = z.infer<typeof ExportStatus>;
 export type HostUser = z.infer<typeof HostUser>;
 export type HostEvent = z.infer<typeof HostEvent>;
 export type Ticket = z.infer<typeof Ticket>;
+
+/** A guestbook message (issue 27, contract "Live event"). */
+export const GuestbookEntry = z
+  .object({
+    id: z.string(),
+    author: z.object({ id: z.string(), display_name: z.string() }),
+    text: z.string(),
+    voice_url: z
+      .string()
+      .nullable()
+      .describe("gated like media URLs (`?t=` media token); null without voice"),
+    voice_duration_s: z.number().nullable(),
+    created_at: iso,
+    approval: z.enum(["approved", "pending"]).describe("pending: only the author and hosts see it"),
+  })
+  .meta({ id: "GuestbookEntry" });
+export const GuestbookPage = z.object({ items: z.array(GuestbookEntry), next_cursor: z.string().nullable() });
+export type GuestbookEntry = z.infer<typeof GuestbookEntry>;
+export type GuestbookPage = z.infer<typeof GuestbookPage>;

@@ -24,9 +24,12 @@ export async function resolveMedia(
   id: string,
   variant: MediaVariant,
   viewer?: { id: string; role: string },
+  /** Upload-only mode: the viewer may see only their own uploads. */
+  opts: { ownOnly?: boolean } = {},
 ): Promise<MediaFile> {
   const row = await servableUpload(ctx.database.db, id);
   if (!row) throw missing();
+  if (opts.ownOnly && row.user_id !== viewer?.id) throw missing();
   // A pending upload (pre-moderation) is served only to its uploader and hosts.
   if (row.approval === "pending" && !(viewer && (viewer.id === row.user_id || viewer.role !== "guest")))
     throw missing();

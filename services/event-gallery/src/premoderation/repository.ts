@@ -93,6 +93,32 @@ export async function markApproved(trx: Db, id: string, now: string): Promise<vo
     .execute();
 }
 
+/**
+ * Approves, in the caller's transaction, the live pending uploads among `ids` (or every one, for
+ * null) of users who are not banned or hidden (what the host queue lists). Returns the approved
+ * rows; ids that are unknown, removed or already approved are skipped.
+ */
+export async function approvePending(
+  trx: Db,
+  ids: readonly string[] | null,
+  now: string,
+): Promise<{ id: string; user_id: string }[]> {
+  let q = trx
+    .updateTable("uploads")
+    .set({ approval: "approved", updated_at: now })
+    .where("approval", "=", "pending")
+    .where("deleted_at", "is", null)
+    .where((eb) =>
+      eb(
+        "user_id",
+        "in",
+        eb.selectFrom("users").select("id").where("is_banned", "=", 0).where("uploads_hidden_at", "is", null),
+      ),
+    );
+  if (ids !== null) q = q.where("id", "in", [...ids]);
+  return q.returning(["id", "user_id"]).execute();
+}
+
 /** The approval state of an upload, or undefined for an unknown id. */
 export async function approvalOf(db: Db, id: string): Promise<"approved" | "pending" | undefined> {
   const row = await db.selectFrom("uploads").select("approval").where("id", "=", id).executeTakeFirst();

@@ -1,9 +1,9 @@
-import { toIso } from "@app/kit/clock";
 import { conflict, notFound, validationFailed } from "@app/kit/errors";
 import { recordAudit } from "../audit/repository.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import { clampLimit, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
+import { decodePageKey, encodePageKey } from "../feed/page-key.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
 import * as repo from "./repository.js";
 
@@ -13,17 +13,8 @@ import * as repo from "./repository.js";
  * key stays claimed). Also the guest's own list, where pending uploads show as such.
  */
 
-const encode = (k: repo.PageKey) => Buffer.from(JSON.stringify([k.created_at, k.id])).toString("base64url");
-function decode(raw: string): repo.PageKey {
-  try {
-    const v = JSON.parse(Buffer.from(raw, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") {
-      const at = Date.parse(v[0]);
-      if (!Number.isNaN(at) && v[1].length <= 64) return { created_at: toIso(at), id: v[1] };
-    }
-  } catch {}
-  throw validationFailed("cursor", "The cursor is not one this server issued.");
-}
+/** Ids one bulk approval may name (contract "Live event"). */
+export const BULK_APPROVE_MAX = 200;
 
 export interface Page {
   items: FeedItem[];
@@ -37,7 +28,7 @@ async function page(
   keysOf: (cursor: repo.PageKey | null, limit: number) => Promise<repo.PageKey[]>,
 ): Promise<Page> {
   const limit = clampLimit(query.limit, FEED_LIMIT_DEFAULT);
-  const keys = await keysOf(query.cursor ? decode(query.cursor) : null, limit + 1);
+  const keys = await keysOf(query.cursor ? decodePageKey(query.cursor) : null, limit + 1);
   const shown = keys.slice(0, limit);
   const items = await loadFeedItems(
     ctx.database.db,
@@ -45,7 +36,7 @@ async function page(
     { id: user.id, mediaToken: await ctx.auth.mediaToken(user) },
   );
   const last = shown.at(-1);
-  return { items, next_cursor: keys.length > limit && last ? encode(last) : null };
+  return { items, next_cursor: keys.length > limit && last ? encodePageKey(last) : null };
 }
 
 /** GET /feed?mine=1: the caller's own live uploads, newest first, pending ones included. */
@@ -109,6 +100,36 @@ export class PremoderationService {
     });
     if (!item) throw notFound("No such upload.");
     return item;
+  }
+
+  /**
+   * POST /host/pending:approve: the listed pending uploads (at most BULK_APPROVE_MAX), or every one
+   * the queue holds, approved in one transaction (one audit entry each); each joins the feed with
+   * its `new-upload` event. Unknown, removed and already approved ids are skipped, not refused, so
+   * a host working from a stale list (another host was quicker) gets the rest approved.
+   */
+  async approveMany(actor: AuthedUser, which: { ids: readonly string[] } | { all: true }): Promise<number> {
+    const { database, clock } = this.ctx;
+    const ids = "ids" in which ? [...new Set(which.ids)] : null;
+    if (ids !== null && ids.length > BULK_APPROVE_MAX)
+      throw validationFailed("ids", `At most ${BULK_APPROVE_MAX} ids per request.`);
+    const approved = await database.writeTx(async (trx) => {
+      const now = clock.iso();
+      const rows = await repo.approvePending(trx, ids, now);
+      if (rows.length > 0) await bumpEpochIfReleased(trx, clock);
+      for (const row of rows)
+        await recordAudit(trx, database, {
+          actorId: actor.id,
+          action: "approve_upload",
+          targetType: "upload",
+          targetId: row.id,
+          at: now,
+          details: { uploader_id: row.user_id, bulk: true },
+        });
+      return rows;
+    });
+    for (const row of approved) this.ctx.bus.publish("new-upload", { id: row.id, user_id: row.user_id });
+    return approved.length;
   }
 
   /** Reject = host takedown of a pending upload (the idempotency key stays claimed). */

@@ -34,6 +34,9 @@ export const SETTINGS_SCHEMA: { [K in keyof Settings]: z.ZodType<Settings[K]> } 
     .refine((s) => /^https?:\/\/[^\s/]+/.test(s) && URL.canParse(s), "must be an http(s) URL")
     .transform((s) => s.replace(/\/+$/, ""))
     .nullable(),
+  guestbook_enabled: z.boolean(),
+  guestbook_voice: z.boolean(),
+  upload_only: z.boolean(),
 };
 
 export const SETTINGS_DEFAULTS: Settings = {
@@ -51,6 +54,9 @@ export const SETTINGS_DEFAULTS: Settings = {
   welcome_text_de: "",
   accent_color: "#ff7a59",
   public_url: null,
+  guestbook_enabled: true,
+  guestbook_voice: false,
+  upload_only: false,
 };
 
 const isKey = (k: string): k is keyof Settings => Object.hasOwn(SETTINGS_DEFAULTS, k);

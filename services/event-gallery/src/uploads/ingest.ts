@@ -10,7 +10,8 @@ import { announceUpload, pendingApprovalFor } from "../premoderation/rules.js";
 import { normalizeHashtags } from "./hashtags.js";
 import * as repo from "./repository.js";
 import { SNIFF_BYTES, type SniffedType, sniffMediaType } from "./sniff.js";
-import { originalRelPath, publishFile, removeQuietly, resolveMediaPath, tempPathFor } from "./storage.js";
+import { originalRelPath, publishFile, removeQuietly, resolveMediaPath } from "./storage.js";
+import { ownedTempPath } from "./temp-owners.js";
 
 export const CAPTION_MAX_CHARS = 2000;
 /** Byte bound on any text field while streaming (a caption of 2000 four-byte characters fits). */
@@ -232,7 +233,7 @@ async function streamToOriginal(
 
   const relPath = originalRelPath(id, type.ext);
   const absPath = resolveMediaPath(ctx.paths.mediaDir, relPath);
-  const tmp = tempPathFor(absPath);
+  const tmp = ownedTempPath(absPath, ctx.tempOwner);
   await mkdir(dirname(absPath), { recursive: true });
   const fh = await open(tmp, "wx");
   let size = 0;

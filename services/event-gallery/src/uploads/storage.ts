@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, unlink } from "node:fs/promises";
 import { dirname, join, resolve, sep } from "node:path";
+import { ownedTempPath } from "./temp-owners.js";
 
 /**
  * Media files live under `mediaDir`; rows store paths relative to it (`originals/<id>.<ext>`,
@@ -25,10 +25,6 @@ export async function ensureMediaDirs(mediaDir: string): Promise<void> {
   await mkdir(join(mediaDir, DERIVATIVES), { recursive: true });
 }
 
-/** A temp file name in the same folder as `finalPath`, so the rename stays on one filesystem. */
-export const tempPathFor = (finalPath: string) =>
-  join(dirname(finalPath), `.tmp-${randomBytes(8).toString("hex")}`);
-
 export async function fsyncDir(dir: string): Promise<void> {
   const fh = await open(dir, "r");
   try {
@@ -44,9 +40,9 @@ export async function publishFile(tempPath: string, finalPath: string): Promise<
   await fsyncDir(dirname(finalPath));
 }
 
-/** Write a buffer durably: temp file, fsync, rename, fsync the folder. */
-export async function writeFileDurably(finalPath: string, data: Uint8Array): Promise<void> {
-  const tmp = tempPathFor(finalPath);
+/** Write a buffer durably: temp file (of `owner`, see temp-owners.ts), fsync, rename, fsync the folder. */
+export async function writeFileDurably(finalPath: string, data: Uint8Array, owner: string): Promise<void> {
+  const tmp = ownedTempPath(finalPath, owner);
   await mkdir(dirname(finalPath), { recursive: true });
   const fh = await open(tmp, "wx");
   try {

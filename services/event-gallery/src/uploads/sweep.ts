@@ -4,24 +4,41 @@ import type { BackgroundWorker, GalleryContext } from "../context.js";
 import * as repo from "./repository.js";
 import { partialsDir, sweepExpiredResumables } from "./resumable.js";
 import { DERIVATIVES, ORIGINALS, removeQuietly } from "./storage.js";
+import { ownerLiveness, ownerOfTemp, releaseOwner, renewOwner } from "./temp-owners.js";
 
 /**
- * Start-up sweep of files a crashed process left behind. A `.tmp-*` file belongs to one request
- * that writes it at least once per GALLERY_UPLOAD_IDLE_S (else the request is ended and the file
- * removed), so one untouched for longer (plus a margin) has no owner left, in this process or
- * another. A partial tus file belongs to its key: without a live key it is an orphan.
+ * Sweep of files that dead processes and requests left behind (at start-up and then every quarter
+ * of GALLERY_UPLOAD_IDLE_S). A `.tmp-<owner>-*` file goes once its owner is dead (temp-owners.ts),
+ * never while it lives; this instance's own files are its requests' business. A `.tmp-*` file
+ * without an owner (named before owners existed) goes when untouched for twice
+ * GALLERY_UPLOAD_IDLE_S, as its request would have written it at least once per
+ * GALLERY_UPLOAD_IDLE_S. A partial tus file belongs to its key: without a live key it is an orphan.
  */
-export async function sweepLeftovers(ctx: GalleryContext): Promise<{ temp_files: number; partials: number }> {
+export async function sweepLeftovers(
+  ctx: GalleryContext,
+  own: string = ctx.tempOwner,
+): Promise<{ temp_files: number; partials: number }> {
   const nowMs = ctx.clock.now();
-  const staleBefore = nowMs - 2 * ctx.config.GALLERY_UPLOAD_IDLE_S * 1000;
+  const idleMs = ctx.config.GALLERY_UPLOAD_IDLE_S * 1000;
+  const staleBefore = nowMs - 2 * idleMs;
+  const owners = await ownerLiveness(ctx.paths.dataDir, nowMs - idleMs);
   let tempFiles = 0;
   for (const dir of [ORIGINALS, DERIVATIVES]) {
     const folder = join(ctx.paths.mediaDir, dir);
     for (const name of await namesIn(folder)) {
       if (!name.startsWith(".tmp-")) continue;
-      if (await removeIfOlder(join(folder, name), staleBefore)) tempFiles++;
+      const owner = ownerOfTemp(name);
+      const path = join(folder, name);
+      if (owner === own) continue;
+      if (
+        owner === null
+          ? await removeIfOlder(path, staleBefore)
+          : owners.isDead(owner) && (await removed(path))
+      )
+        tempFiles++;
     }
   }
+  await owners.forget();
   const live = await repo.liveResumableKeys(ctx.database.db);
   let partials = 0;
   const folder = partialsDir(ctx.paths.dataDir);
@@ -40,6 +57,13 @@ async function namesIn(folder: string): Promise<string[]> {
   });
 }
 
+async function removed(path: string): Promise<boolean> {
+  const st = await stat(path).catch(() => null);
+  if (!st?.isFile()) return false;
+  await removeQuietly(path);
+  return true;
+}
+
 async function removeIfOlder(path: string, beforeMs: number): Promise<boolean> {
   const st = await stat(path).catch(() => null);
   if (!st?.isFile() || st.mtimeMs >= beforeMs) return false;
@@ -48,19 +72,30 @@ async function removeIfOlder(path: string, beforeMs: number): Promise<boolean> {
 }
 
 /**
- * Runs the start-up sweep once, then removes expired resumable uploads every few minutes. Each
- * pass that removes something says how much in the log.
+ * Renews this instance's temp-file ownership and sweeps leftovers every quarter of
+ * GALLERY_UPLOAD_IDLE_S (so a dead owner's files go within one and a quarter of it after its last
+ * renewal), and removes expired resumable uploads every few minutes. Each pass that removes
+ * something says how much in the log. Stopping releases the ownership (the app's requests are
+ * done by then).
  */
 export function createUploadSweeper(ctx: GalleryContext, intervalMs = 5 * 60_000): BackgroundWorker {
-  let timer: { cancel(): void } | null = null;
+  const timers: { cancel(): void }[] = [];
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
+  const { dataDir } = ctx.paths;
+  const leftovers = async (first: boolean) => {
+    try {
+      await renewOwner(dataDir, ctx.tempOwner, ctx.clock.now());
+      const left = await sweepLeftovers(ctx);
+      if (first) ctx.logger.info(left, "start-up sweep of upload leftovers");
+      else if (left.temp_files + left.partials > 0) ctx.logger.info(left, "upload leftovers removed");
+    } catch (err) {
+      ctx.logger.error({ err }, "upload leftover sweep failed");
+    }
+  };
   const pass = async (first: boolean) => {
     try {
-      if (first) {
-        const left = await sweepLeftovers(ctx);
-        ctx.logger.info(left, "start-up sweep of upload leftovers");
-      }
+      if (first) await leftovers(true);
       let expired = 0;
       for (
         let n = await sweepExpiredResumables(ctx);
@@ -77,14 +112,20 @@ export function createUploadSweeper(ctx: GalleryContext, intervalMs = 5 * 60_000
     name: "upload-sweeper",
     start() {
       running = pass(true);
-      timer = ctx.clock.setInterval(() => {
-        running = running.then(() => pass(false));
-      }, intervalMs);
+      const every = (ms: number, fn: () => Promise<void>) =>
+        timers.push(
+          ctx.clock.setInterval(() => {
+            running = running.then(fn);
+          }, ms),
+        );
+      every(Math.max(250, (ctx.config.GALLERY_UPLOAD_IDLE_S * 1000) / 4), () => leftovers(false));
+      every(intervalMs, () => pass(false));
     },
     async stop() {
       stopped = true;
-      timer?.cancel();
+      for (const t of timers) t.cancel();
       await running;
+      await releaseOwner(dataDir, ctx.tempOwner).catch(() => {});
     },
   };
 }

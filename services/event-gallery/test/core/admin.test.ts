@@ -20,6 +20,9 @@ const DEFAULTS = {
   welcome_text_de: "",
   accent_color: "#ff7a59",
   public_url: null,
+  guestbook_enabled: true,
+  guestbook_voice: false,
+  upload_only: false,
 };
 
 describe("admin routes", () => {

@@ -285,7 +285,15 @@ describe("identity: join, recover, sessions", () => {
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
       user: { id: u.id, display_name: "Context", role: "guest", is_banned: false },
-      event: { name: "Our Event", uploads_locked: false, released: false, keepsake_ready: false },
+      event: {
+        name: "Our Event",
+        uploads_locked: false,
+        released: false,
+        keepsake_ready: false,
+        upload_only: false,
+        guestbook_enabled: true,
+        guestbook_voice: false,
+      },
       pin_reset_pending: false,
     });
     expect((await g.call("GET", "/me/context")).statusCode).toBe(401);

@@ -1,7 +1,7 @@
 import { createTestEnv, testBackend } from "@app/kit/db/testing";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadFeedItems } from "../../src/feed/serialize.js";
-import { FeedPage } from "../../src/http/schemas.js";
+import { Delta, FeedPage } from "../../src/http/schemas.js";
 import { type Gallery, seedUpload, startGallery } from "../core/harness.js";
 import { setSettings, solidJpeg, upload } from "../media/helpers.js";
 
@@ -33,6 +33,14 @@ async function feedOf(
 }
 const ids = (page: { items: Item[] }) => page.items.map((i) => i.id);
 const byId = (page: { items: Item[] }, id: string) => page.items.find((i) => i.id === id);
+/** Changes the caption and puts the feed stamp back (no real write does): returns the stamp. */
+async function editBehindTheStamp(g: Gallery, id: string) {
+  const { db } = g.built.ctx.database;
+  const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
+  await db.updateTable("uploads").set({ caption: "behind the stamp" }).where("id", "=", id).execute();
+  await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+  return n;
+}
 const tokenOf = (url: string | null) => new URL(`http://x${url}`).searchParams.get("t");
 
 describe("the cached feed page", () => {
@@ -74,10 +82,8 @@ describe("the cached feed page", () => {
     const id = await seedUpload(g, owner.id);
     const { db } = g.built.ctx.database;
     expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("");
-    const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
     // A write that (unlike every real one) puts the stamp back: the cached page stands.
-    await db.updateTable("uploads").set({ caption: "behind the stamp" }).where("id", "=", id).execute();
-    await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+    await editBehindTheStamp(g, id);
     expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("");
     // Any real write bumps it, by trigger, in its own transaction.
     await db.updateTable("uploads").set({ caption: "seen" }).where("id", "=", id).execute();
@@ -99,7 +105,7 @@ describe("the cached feed page", () => {
     expect(await item()).toMatchObject({ liked_by_me: false, like_count: 0 });
   });
 
-  it("serves a viewer's liked_by_me from the cache while the stamp stands (so the test above can fail)", async () => {
+  it("serves a viewer's liked_by_me from the cache while their revision stands (so the test above can fail)", async () => {
     const owner = await g.join("Liked Cache Owner");
     const viewer = await g.join("Liked Cache Viewer");
     const other = await g.join("Liked Cache Other");
@@ -107,22 +113,70 @@ describe("the cached feed page", () => {
     const { db } = g.built.ctx.database;
     expect(byId(await feedOf(g, viewer.token), id)?.liked_by_me).toBe(false);
     expect(byId(await feedOf(g, other.token), id)?.liked_by_me).toBe(false);
-    const { n } = await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow();
-    // A like written behind the stamp's back (every real write bumps it): the cached sets stand.
+    const rev = async () =>
+      (
+        await db
+          .selectFrom("users")
+          .select("viewer_rev")
+          .where("id", "=", viewer.id)
+          .executeTakeFirstOrThrow()
+      ).viewer_rev;
+    const r = await rev();
+    // A like written behind the revision's back (every real one bumps it): the cached answer stands.
     await db
       .insertInto("likes")
       .values({ upload_id: id, user_id: viewer.id, created_at: g.clock.iso() })
       .execute();
-    await db.updateTable("feed_stamp").set({ n }).where("id", "=", 1).execute();
+    expect(Number(await rev())).toBe(Number(r) + 1);
+    await db.updateTable("users").set({ viewer_rev: r }).where("id", "=", viewer.id).execute();
     expect(byId(await feedOf(g, viewer.token), id)?.liked_by_me).toBe(false);
     // Bumped: read again, for this viewer only.
     await db
-      .updateTable("feed_stamp")
-      .set({ n: Number(n) + 1 })
-      .where("id", "=", 1)
+      .updateTable("users")
+      .set({ viewer_rev: Number(r) + 1 })
+      .where("id", "=", viewer.id)
       .execute();
     expect(byId(await feedOf(g, viewer.token), id)?.liked_by_me).toBe(true);
     expect(byId(await feedOf(g, other.token), id)?.liked_by_me).toBe(false);
+  });
+
+  it("keeps the page through likes and comments: only the counts are read again", async () => {
+    const owner = await g.join("Survive Owner");
+    const fan = await g.join("Survive Fan");
+    const viewer = await g.join("Survive Viewer");
+    const id = await seedUpload(g, owner.id);
+    const { db } = g.built.ctx.database;
+    expect(byId(await feedOf(g, viewer.token), id)?.caption).toBe("");
+    // An edit behind the feed stamp's back: whatever still shows it was served from the cached page.
+    const n = await editBehindTheStamp(g, id);
+    expect((await g.call("PUT", `/upload/${id}/like`, { token: fan.token })).statusCode).toBe(200);
+    const c = await g.call("POST", `/upload/${id}/comments`, { token: fan.token, body: { text: "yes" } });
+    expect(c.statusCode, c.body).toBe(201);
+    expect(
+      (await db.selectFrom("feed_stamp").select("n").executeTakeFirstOrThrow()).n,
+      "reactions leave the feed stamp alone",
+    ).toBe(n);
+    expect(byId(await feedOf(g, viewer.token), id)).toMatchObject({
+      caption: "",
+      like_count: 1,
+      comment_count: 1,
+      liked_by_me: false,
+    });
+    expect(byId(await feedOf(g, fan.token), id)).toMatchObject({ caption: "", liked_by_me: true });
+    // The delta of the same moment is cached too, and its counts follow as well.
+    const cursor = Buffer.from(JSON.stringify([new Date(g.clock.now() - 60_000).toISOString(), ""])).toString(
+      "base64url",
+    );
+    const delta = async () => {
+      const res = await g.call("GET", `/feed/delta?cursor=${cursor}`, { token: viewer.token });
+      expect(res.statusCode, res.body).toBe(200);
+      const body = Delta.parse(res.json());
+      return [...body.items, ...body.changes].find((i) => i.id === id);
+    };
+    expect(await delta()).toMatchObject({ like_count: 1 });
+    expect((await g.call("DELETE", `/upload/${id}/like`, { token: fan.token })).statusCode).toBe(200);
+    expect(await delta()).toMatchObject({ like_count: 0, liked_by_me: false });
+    expect(byId(await feedOf(g, viewer.token), id)).toMatchObject({ caption: "", like_count: 0 });
   });
 
   it("never shows an upload after its owner deletes it, a host takes it down or its owner is banned", async () => {
@@ -215,12 +269,14 @@ describe("the cached feed page", () => {
       (await g.call("GET", `/upload/${id}/original?t=${encodeURIComponent(annToken ?? "")}`)).statusCode,
     ).toBe(401);
 
-    // Pre-moderation: a guest's pending upload is in nobody's /feed page, not even its uploader's.
+    // Pre-moderation: a guest's pending upload is in their own /feed (marked pending), in nobody
+    // else's, though both pages are asked for under the same stamp.
     await setSettings(g, { premoderation: true });
     const pending = await upload(g, bob.token, await solidJpeg());
     expect(pending.statusCode, pending.body).toBe(201);
     const pid = pending.json().upload.id as string;
-    expect(ids(await feedOf(g, bob.token))).not.toContain(pid);
+    await feedOf(g, owner.token);
+    expect(byId(await feedOf(g, bob.token), pid)).toMatchObject({ approval: "pending" });
     expect(ids(await feedOf(g, owner.token))).not.toContain(pid);
     const host = await g.host("Private Host");
     expect((await g.call("POST", `/host/upload/${pid}/approve`, { token: host.token })).statusCode).toBe(200);

@@ -34,6 +34,8 @@ export interface BrowserGallery {
 export async function startBrowserGallery(
   name: string,
   env: Record<string, string> = {},
+  /** Extra Chromium flags (a fake microphone for the guestbook's voice recorder). */
+  chromiumArgs: readonly string[] = [],
 ): Promise<BrowserGallery> {
   mkdirSync(ARTIFACTS, { recursive: true });
   const work = join(tmpdir(), `gallery-${name}-${process.pid}`);
@@ -43,7 +45,7 @@ export async function startBrowserGallery(
   const config = loadEnv(envSpec, { DATA_DIR: testEnv.dataDir, DATABASE_URL: testEnv.databaseUrl, ...env });
   const built = await buildApp(config, { logger: captureLogger().logger, clock: systemClock });
   const base = await built.app.listen({ port: 0, host: "127.0.0.1" });
-  const browser = await launchChromium();
+  const browser = await launchChromium(chromiumArgs);
   const contexts: BrowserContext[] = [];
   const dialogs: string[] = [];
   return {

@@ -42,8 +42,11 @@ describe("pre-moderation", () => {
     ev.stop();
 
     // Nowhere for others: feed, delta, uploaders, likes/comments, media, the keepsake estimate.
+    // The uploader's own main feed keeps it in place, marked pending (issue 27).
     expect(await feedIds(bob.token)).toEqual([]);
-    expect(await feedIds(ann.token)).toEqual([]);
+    expect(await feedIds(ann.token)).toEqual([up.id]);
+    expect((await g.call("GET", "/feed", { token: ann.token })).json().items[0].approval).toBe("pending");
+    expect(await feedIds(bob.token)).toEqual([]);
     g.clock.advance(10_000);
     const delta = (await g.call("GET", `/feed/delta?cursor=${before}`, { token: bob.token })).json();
     expect([...delta.items, ...delta.changes].map((i: { id: string }) => i.id)).not.toContain(up.id);

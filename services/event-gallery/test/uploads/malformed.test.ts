@@ -89,6 +89,48 @@ describe("malformed upload bodies", () => {
     expect(ok.statusCode).toBe(201);
   });
 
+  /** A well-formed body for `boundary`, so only the boundary itself can be wrong. */
+  const formWith = (boundary: string, key: string) =>
+    Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="client_upload_id"\r\n\r\n${key}\r\n` +
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.jpg"\r\n\r\n`,
+      ),
+      jpeg,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+
+  it.each([
+    ["empty", "multipart/form-data; boundary=", ""],
+    ["empty and quoted", 'multipart/form-data; boundary=""', ""],
+    ["71 characters", `multipart/form-data; boundary=${"b".repeat(71)}`, "b".repeat(71)],
+    ["200 characters", `multipart/form-data; boundary=${"b".repeat(200)}`, "b".repeat(200)],
+    ["ending in a space", 'multipart/form-data; boundary="abc "', "abc "],
+  ])(
+    "refuses a boundary that is %s with 400 invalid_multipart, though the body matches it",
+    async (_n, type, b) => {
+      const res = await post(type, formWith(b, `boundary-${b.length}-${type.length}`));
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json().error.code).toBe("invalid_multipart");
+      expect((await mediaFiles(g)).filter((f) => f.includes(".tmp-"))).toEqual([]);
+    },
+  );
+
+  it("accepts a 70-character boundary, quoted or not, and checks the cover route too", async () => {
+    const b = `${"a".repeat(60)}0123456789`;
+    expect((await post(`multipart/form-data; boundary=${b}`, formWith(b, "b70-1"))).statusCode).toBe(201);
+    expect((await post(`multipart/form-data; boundary="${b}"`, formWith(b, "b70-2"))).statusCode).toBe(201);
+    const admin = await g.adminToken();
+    const cover = await g.built.app.inject({
+      method: "PUT",
+      url: "/api/v1/admin/cover",
+      headers: { authorization: `Bearer ${admin}`, "content-type": `multipart/form-data; boundary=${b}x` },
+      payload: formWith(`${b}x`, "cover"),
+    });
+    expect(cover.statusCode).toBe(400);
+    expect(cover.json().error.code).toBe("invalid_multipart");
+  });
+
   it("answers a badly chunked body 400 in the common shape", async () => {
     const port = new URL(tus.base).port;
     const raw = await new Promise<string>((resolve) => {

@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { createHttpApp } from "@app/kit/http";
 import { captureLogger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { APP_ROUTES } from "../../src/http/app-routes.js";
 import { registerWebApp } from "../../src/http/routes/web.js";
 
 /** Serving the built web app: files, the single-page fallback, and X-Frame-Options everywhere. */
@@ -27,8 +29,9 @@ describe("web app serving", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("serves index.html for the app's own pages, never cached", async () => {
-    for (const url of ["/", "/host", "/join", "/slideshow?x=1"]) {
+  it("serves index.html for every page the app declares, never cached (direct load, reload, deep link)", async () => {
+    expect(APP_ROUTES).toContain("/host/card");
+    for (const url of [...APP_ROUTES, "/slideshow?x=1", "/host/card?print=1#top"]) {
       const res = await app.inject({ url });
       expect(res.statusCode, url).toBe(200);
       expect(res.headers["content-type"]).toMatch(/^text\/html/);
@@ -36,6 +39,18 @@ describe("web app serving", () => {
       expect(res.headers["cache-control"]).toBe("no-cache");
       expect(res.headers["x-frame-options"]).toBe("DENY");
     }
+  });
+
+  it("the app links and navigates only to declared pages, and routes each one", () => {
+    const src = fileURLToPath(new URL("../../web/src/", import.meta.url));
+    const files = readdirSync(src, { recursive: true, encoding: "utf8" }).filter((f) => /\.tsx?$/.test(f));
+    const used = new Set<string>();
+    for (const f of files) {
+      const text = readFileSync(join(src, f), "utf8");
+      for (const m of text.matchAll(/(?:navigate\(|href=|path === )"(\/[^"#?]*)"/g)) used.add(m[1] as string);
+    }
+    expect(used.size).toBeGreaterThan(3);
+    for (const path of used) expect(APP_ROUTES, path).toContain(path);
   });
 
   it("serves fingerprinted assets as immutable", async () => {

@@ -71,8 +71,13 @@ export function UploadQueueView() {
           {t("clear")}
         </button>
       </div>
+      {items.some((i) => i.status === "done" && i.pending) && (
+        <p class="small q-approval-note" data-testid="queue-pending-note">
+          {t("q_pending_note")}
+        </p>
+      )}
       {items.map((i) => (
-        <div class={`row q-${i.status}`} key={i.id} data-queue-item={i.id}>
+        <div class={`row q-${i.status}${i.pending ? " q-approval" : ""}`} key={i.id} data-queue-item={i.id}>
           <Thumb item={i} />
           <span class="fname">{i.name}</span>
           <progress max={i.size || 1} value={i.status === "done" ? i.size : i.sent} />
@@ -82,7 +87,7 @@ export function UploadQueueView() {
               total: formatBytes(i.size),
             })}
           </span>
-          <span class="qstatus">{t(STATUS[i.status])}</span>
+          <span class="qstatus">{t(i.status === "done" && i.pending ? "pending" : STATUS[i.status])}</span>
           {i.status === "failed" && <span class="error small">{errorText(i)}</span>}
           {i.status === "failed" && (
             <button type="button" class="link" onClick={() => retryItem(i.id)}>

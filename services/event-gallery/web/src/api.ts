@@ -61,6 +61,8 @@ export type {
   ExportStatus,
   FailedUpload,
   FeedPage,
+  GuestbookEntry,
+  GuestbookPage,
   Item,
   JobState,
   Me,

@@ -1,3 +1,4 @@
+import type { AppRoute } from "../../src/http/app-routes.js";
 import { api, type Me, session } from "./api.js";
 import { store } from "./store.js";
 
@@ -25,7 +26,8 @@ export async function refreshMe(): Promise<Me | null> {
 
 /** Client-side navigation between the app's pages. */
 export const route = store(location.pathname);
-export function navigate(path: string): void {
+/** Only the app's declared pages (APP_ROUTES: the server answers each on a direct load). */
+export function navigate(path: AppRoute): void {
   if (path !== location.pathname) history.pushState(null, "", path);
   route.set(path);
 }

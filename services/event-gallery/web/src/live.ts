@@ -24,6 +24,9 @@ export const EVENTS = [
   "pin-reset",
   // Pre-moderation: hosts only (issue 14).
   "upload-pending",
+  // Guestbook (issue 27); pending entries reach hosts only.
+  "guestbook-entry",
+  "guestbook-removed",
 ] as const;
 
 type Listener = (event: string, data: Record<string, unknown>) => void;

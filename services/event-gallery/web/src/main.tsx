@@ -1,12 +1,13 @@
 import { render } from "preact";
 import { useEffect, useState } from "preact/hooks";
+import type { AppRoute } from "../../src/http/app-routes.js";
 import { api, session } from "./api.js";
 import { me, navigate, refreshMe, route } from "./app-state.js";
 import { eventName, loadPublicEvent, publicEvent } from "./branding.js";
 import { lang, setLang, t } from "./i18n.js";
 import { connected, onLive, startLive, stopLive } from "./live.js";
 import { AdminPage } from "./pages/Admin.js";
-import { FeedPage } from "./pages/Feed.js";
+import { GalleryTabs } from "./pages/GalleryTabs.js";
 import { HostPage } from "./pages/Host.js";
 import { JoinPage } from "./pages/Join.js";
 import { QrCardPage } from "./pages/QrCard.js";
@@ -14,6 +15,7 @@ import { SlideshowPage } from "./pages/Slideshow.js";
 import { restoreQueue, resumeLocked } from "./queue.js";
 import { useStore } from "./store.js";
 import "./styles.css";
+import "./live-event.css";
 
 function Header() {
   const m = useStore(me);
@@ -30,7 +32,7 @@ function Header() {
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
   }, [menu]);
-  const link = (path: string, label: string) => (
+  const link = (path: AppRoute, label: string) => (
     <a
       href={path}
       class={location.pathname === path ? "active" : ""}
@@ -166,7 +168,7 @@ function App() {
   return (
     <>
       <Header />
-      {path === "/host" ? <HostPage /> : <FeedPage />}
+      {path === "/host" ? <HostPage /> : <GalleryTabs />}
     </>
   );
 }

@@ -24,6 +24,8 @@ export interface QueueItem {
   sent: number;
   /** A server error code (`quota_exceeded`, ...) when failed; the view translates it. */
   errorCode?: string;
+  /** Done, and waiting for a host's approval (pre-moderation). */
+  pending?: boolean;
   error?: string;
 }
 
@@ -190,7 +192,7 @@ function tusHeaders(): Record<string, string> {
 }
 
 type Outcome =
-  | { kind: "done" }
+  | { kind: "done"; pending?: boolean }
   | { kind: "locked" }
   | { kind: "failed"; code?: string; message: string }
   /** Network trouble or a busy server: wait, then resume from the acknowledged offset. */
@@ -198,8 +200,14 @@ type Outcome =
 
 interface ErrorBody {
   error?: { code?: string; message?: string };
-  upload?: unknown;
+  upload?: { approval?: string };
 }
+
+/** The finished upload's answer: done, and whether it waits for approval. */
+const doneWith = (body: ErrorBody): Outcome => ({
+  kind: "done",
+  pending: body.upload?.approval === "pending",
+});
 
 const parse = (text: string | undefined): ErrorBody => {
   try {
@@ -214,7 +222,7 @@ function outcomeOfError(err: Error): Outcome {
   const status = res?.getStatus() ?? 0;
   const body = parse(res?.getBody());
   // A replayed creation (200 with the finished upload) has no resumable URL left to follow.
-  if (status === 200 && body.upload) return { kind: "done" };
+  if (status === 200 && body.upload) return doneWith(body);
   if (body.error?.code === "uploads_locked") return { kind: "locked" };
   if (status === 0 || status >= 500 || status === 429 || status === 409 || status === 423)
     return { kind: "again" };
@@ -259,7 +267,8 @@ async function attempt(item: QueueItem, blob: Blob, uploadUrl: string | undefine
       onSuccess({ lastResponse }) {
         // The commit's answer carries the upload; a HEAD that found all bytes does not, and the
         // commit may still be due (it was refused while the event was locked).
-        if (parse(lastResponse.getBody()).upload) return resolve({ kind: "done" });
+        const finished = parse(lastResponse.getBody());
+        if (finished.upload) return resolve(doneWith(finished));
         commitComplete(upload.url, item.size).then(resolve, () => resolve({ kind: "again" }));
       },
       onError(err) {
@@ -283,7 +292,7 @@ async function commitComplete(url: string | null, size: number): Promise<Outcome
     },
   });
   const body = parse(await res.text());
-  if (res.ok && body.upload) return { kind: "done" };
+  if (res.ok && body.upload) return doneWith(body);
   if (body.error?.code === "uploads_locked") return { kind: "locked" };
   if (res.status >= 500 || res.status === 429) return { kind: "again" };
   return { kind: "failed", code: body.error?.code, message: body.error?.message ?? `HTTP ${res.status}` };
@@ -325,7 +334,7 @@ async function uploadOne(item: QueueItem): Promise<void> {
     if (outcome.kind === "done") {
       await tx("readwrite", (s) => s.delete(item.id));
       blobs.delete(item.id);
-      update(item.id, { status: "done", sent: item.size });
+      update(item.id, { status: "done", sent: item.size, pending: outcome.pending === true });
       onUploaded?.();
       return;
     }

@@ -4,24 +4,39 @@ import type { Logger } from "@app/kit/logger";
 import type { KeepAlive } from "../keepalive/keepalive.js";
 import type { TokenManager } from "../token/manager.js";
 import type { FetchFn } from "../upstream/portal.js";
+import { type AlertFormat, type AlertPriority, renderAlert } from "./format.js";
 
 /**
  * Tells the parent when the bridge needs them, through ALERT_WEBHOOK_URL: the keep-alive
  * stopped, the token has under 3 days left, and (once both are fine again) recovered. Each
  * condition is announced once when it starts, not on every check; a delivery that fails is
- * tried again at the next check. Body: `{event, message, at}` as JSON, or the message line as
- * text/plain (ntfy, Gotify) with ALERT_WEBHOOK_FORMAT=text.
+ * tried again at the next check. The body is in the shape of ALERT_WEBHOOK_FORMAT (format.ts);
+ * the digest and the set-up page's test alert go out through the same delivery.
  */
 export const TOKEN_ALERT_MS = 3 * 86_400_000;
 export const CHECK_EVERY_MS = 15 * 60_000;
 const SEND_TIMEOUT_MS = 10_000;
 
-export type AlertEvent = "keepalive_stopped" | "token_expiring" | "recovered";
-type Condition = Exclude<AlertEvent, "recovered">;
+export type AlertEvent = "keepalive_stopped" | "token_expiring" | "recovered" | "digest" | "test";
+type Condition = "keepalive_stopped" | "token_expiring";
+
+const TITLES: Record<AlertEvent, string> = {
+  keepalive_stopped: "portal-bridge: keep-alive stopped",
+  token_expiring: "portal-bridge: token expiring",
+  recovered: "portal-bridge: recovered",
+  digest: "School digest",
+  test: "portal-bridge: test alert",
+};
+
+export interface Delivery {
+  delivered: boolean;
+  /** HTTP status of the receiver, null when it could not be reached. */
+  status: number | null;
+}
 
 export interface AlertOptions {
   url: string;
-  format: "json" | "text";
+  format: AlertFormat;
   clock: Clock;
   logger: Logger;
   keepalive: Pick<KeepAlive, "status" | "cause" | "onChange">;
@@ -94,28 +109,35 @@ export class Alerts {
   private async evaluate(): Promise<void> {
     const now = this.current();
     for (const [cond, message] of now)
-      if (!this.active.has(cond) && (await this.send(cond, message))) this.active.add(cond);
+      if (!this.active.has(cond) && (await this.send(cond, message)).delivered) this.active.add(cond);
     const over = [...this.active].filter((c) => !now.has(c));
     if (over.length === 0) return;
     const token = this.opts.tokens.info;
     const message = `portal-bridge: recovered (${over.map((c) => c.replace("_", " ")).join(", ")} no longer applies); keep-alive ${this.opts.keepalive.status().state}${token ? `, token valid until ${this.opts.label(token.claims.exp)}` : ""}.`;
-    if (await this.send("recovered", message)) for (const c of over) this.active.delete(c);
+    if ((await this.send("recovered", message)).delivered) for (const c of over) this.active.delete(c);
   }
 
-  private async send(event: AlertEvent, message: string): Promise<boolean> {
-    const at = toIso(this.opts.clock.now());
-    const text = this.opts.format === "text";
+  /** Sends one alert (also the digest and the test alert); never throws. */
+  async send(
+    event: AlertEvent,
+    text: string,
+    opts: { title?: string; priority?: AlertPriority } = {},
+  ): Promise<Delivery> {
+    const { headers, body } = renderAlert(this.opts.format, {
+      event,
+      title: opts.title ?? TITLES[event],
+      text,
+      at: toIso(this.opts.clock.now()),
+      priority:
+        opts.priority ?? (event === "keepalive_stopped" || event === "token_expiring" ? "high" : "default"),
+    });
     const ac = new AbortController();
     const timer = this.opts.clock.setTimeout(() => ac.abort(), SEND_TIMEOUT_MS);
     try {
       const res = await this.fetchFn(this.opts.url, {
         method: "POST",
-        headers: {
-          "content-type": text ? "text/plain; charset=utf-8" : "application/json",
-          // ntfy shows it as the title; others ignore it.
-          ...(text ? { title: `portal-bridge: ${event.replace("_", " ")}` } : {}),
-        },
-        body: text ? message : JSON.stringify({ event, message, at }),
+        headers,
+        body,
         redirect: "manual",
         signal: ac.signal,
       });
@@ -125,17 +147,17 @@ export class Alerts {
           { alert: event, status: res.status },
           `alert webhook answered HTTP ${res.status}; will retry`,
         );
-        return false;
+        return { delivered: false, status: res.status };
       }
       this.opts.logger.info({ alert: event }, `alert sent: ${event}`);
-      return true;
+      return { delivered: true, status: res.status };
     } catch (err) {
       // The URL can carry a secret topic: never logged.
       this.opts.logger.warn(
         { alert: event, cause: (err as Error)?.name ?? "error" },
         "alert webhook could not be reached; will retry",
       );
-      return false;
+      return { delivered: false, status: null };
     } finally {
       timer.cancel();
     }

@@ -29,3 +29,24 @@ export const TokenStatusReport = z
     }),
   })
   .meta({ id: "TokenStatusReport" });
+
+/** GET /api/setup: one line per part of the set-up, in words. */
+export const SetupReport = z
+  .object({
+    checks: z.array(
+      z.object({
+        id: z.enum(["portal_token", "timetable", "public_url", "alerts"]),
+        state: z.enum(["ok", "warning", "error"]),
+        message: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: "SetupReport" });
+
+/** POST /api/setup/test-alert: whether the webhook took the test alert. */
+export const TestAlertResult = z
+  .object({
+    delivered: z.boolean(),
+    status: z.number().int().nullable().describe("the receiver's HTTP status; null when unreachable"),
+  })
+  .meta({ id: "TestAlertResult" });

@@ -10,14 +10,20 @@ textarea,input{width:100%;box-sizing:border-box;font:14px monospace;padding:.5re
 button{margin-top:.5rem;padding:.5rem 1rem;font-size:1rem}pre{background:#f4f4f4;padding:.75rem;overflow:auto}
 .err{color:#a00}.ok{color:#070}`;
 
-export function loginPage(_nonce: string, failed: boolean): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>portal-bridge: sign in</title><style>${PAGE_STYLE}</style></head><body>
+export function loginPage(
+  _nonce: string,
+  failed: boolean,
+  action = "/token",
+  lang: "en" | "de" = "en",
+): string {
+  const de = lang === "de";
+  return `<!doctype html><html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>portal-bridge: ${de ? "anmelden" : "sign in"}</title><style>${PAGE_STYLE}</style></head><body>
 <h1>portal-bridge</h1>
-<p>Enter the bridge's shared secret (MCP_AUTH_TOKEN) to manage the portal token.</p>
-${failed ? '<p class="err" role="alert">That secret was not accepted.</p>' : ""}
-<form method="post" action="/token"><label>Shared secret<br><input type="password" name="secret" autocomplete="current-password" required></label>
-<button type="submit">Continue</button></form></body></html>`;
+<p>${de ? "Das gemeinsame Geheimnis der Bridge (MCP_AUTH_TOKEN) eingeben, um fortzufahren." : `Enter the bridge's shared secret (MCP_AUTH_TOKEN) to ${action === "/token" ? "manage the portal token" : "continue"}.`}</p>
+${failed ? `<p class="err" role="alert">${de ? "Dieses Geheimnis wurde nicht angenommen." : "That secret was not accepted."}</p>` : ""}
+<form method="post" action="${escapeHtml(action)}"><label>${de ? "Gemeinsames Geheimnis" : "Shared secret"}<br><input type="password" name="secret" autocomplete="current-password" required></label>
+<button type="submit">${de ? "Weiter" : "Continue"}</button></form></body></html>`;
 }
 
 /**
@@ -29,6 +35,8 @@ export function tokenPage(nonce: string, secret: string | null): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>portal-bridge: portal token</title><style>${PAGE_STYLE}</style></head><body>
 <h1>Portal token</h1>
+<form method="post" action="/setup"><input type="hidden" name="secret" value="${escapeHtml(secret ?? "")}">
+<p>First time here, or something not working? <button type="submit">Open the set-up check</button> (<a href="/setup">/setup</a>)</p></form>
 <input type="hidden" id="secret" value="${escapeHtml(secret ?? "")}">
 <h2>Status</h2><pre id="status">loading…</pre>
 <h2>Paste a new token</h2>

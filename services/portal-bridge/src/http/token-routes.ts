@@ -1,12 +1,12 @@
-import { randomBytes } from "node:crypto";
 import { validationFailed } from "@app/kit/errors";
 import { presentedCredentials } from "@app/kit/http";
 import { binary, errors, typed } from "@app/kit/http/typed-routes";
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { KeepAlive } from "../keepalive/keepalive.js";
 import type { TokenManager } from "../token/manager.js";
 import type { Guard } from "./guard.js";
+import { addFormParser, sendPage } from "./html-page.js";
 import { TokenStatusReport } from "./schemas.js";
 import { loginPage, tokenPage } from "./token-page.js";
 
@@ -33,14 +33,6 @@ function pastedValue(body: z.infer<typeof TokenBody>): string {
   if (body.length > 16_384) throw validationFailed("token", "The token is too long.");
   return body;
 }
-
-const PAGE_HEADERS = (nonce: string) => ({
-  "cache-control": "no-store",
-  // `no-referrer` would make Chromium send `Origin: null` on the form post, which the Origin check refuses.
-  "referrer-policy": "same-origin",
-  "x-frame-options": "DENY",
-  "content-security-policy": `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'unsafe-inline'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
-});
 
 export function registerTokenRoutes(app: FastifyInstance, deps: TokenRouteDeps): void {
   const { guard, tokens, keepalive } = deps;
@@ -69,11 +61,6 @@ export function registerTokenRoutes(app: FastifyInstance, deps: TokenRouteDeps):
     },
   );
 
-  const sendPage = (reply: FastifyReply, status: number, html: (nonce: string) => string) => {
-    const nonce = randomBytes(16).toString("base64");
-    return reply.code(status).headers(PAGE_HEADERS(nonce)).type("text/html; charset=utf-8").send(html(nonce));
-  };
-
   // The page is behind MCP_AUTH_TOKEN: sent as a header (curl, or a proxy that adds it), or
   // typed into the small login form, which posts it back here. The page then sends it as a
   // bearer header with its calls to /api/token.
@@ -96,11 +83,7 @@ export function registerTokenRoutes(app: FastifyInstance, deps: TokenRouteDeps):
   });
 
   app.register(async (scope) => {
-    scope.addContentTypeParser(
-      "application/x-www-form-urlencoded",
-      { parseAs: "string", bodyLimit: 4096 },
-      (_req, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
-    );
+    addFormParser(scope);
     scope.post("/token", page, async (req, reply) => {
       if (guard.apiOpen) return sendPage(reply, 200, (n) => tokenPage(n, null));
       const secret = (req.body as Record<string, unknown> | null)?.secret;

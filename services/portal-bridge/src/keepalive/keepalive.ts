@@ -210,6 +210,8 @@ export class KeepAlive {
         ? "upstream session expired due to inactivity (401)"
         : "upstream rejected the token (401)";
     this.lastError = e.message;
+    // The budget last seen belonged to a session that no longer exists.
+    this.lastBudgetS = null;
     this.stop(reason, "upstream_401");
     this.opts.logger.error(
       { keepalive: "stopped" },

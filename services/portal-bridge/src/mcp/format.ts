@@ -1,3 +1,5 @@
+import { compile } from "html-to-text";
+
 /**
  * Small helpers the tools share: paging cursors, api_get path rules, HTML → text.
  */
@@ -57,26 +59,47 @@ export function checkId(name: string, value: string): string {
   return value;
 }
 
-const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+/**
+ * Portal text fields come as HTML strings (news bodies, submission comments) or as rich text
+ * objects `{content, type: "richText"}` (task descriptions, CKEditor output); plain text passes
+ * through. Rendered compact: no word wrap, links kept as their URL, images and scripts dropped.
+ */
+const toText = compile({
+  wordwrap: false,
+  selectors: [
+    { selector: "a", options: { hideLinkHrefIfSameAsText: true, linkBrackets: ["<", ">"] } },
+    { selector: "img", format: "skip" },
+    { selector: "h1", options: { uppercase: false } },
+    { selector: "h2", options: { uppercase: false } },
+    { selector: "h3", options: { uppercase: false } },
+    { selector: "h4", options: { uppercase: false } },
+    { selector: "h5", options: { uppercase: false } },
+    { selector: "h6", options: { uppercase: false } },
+    { selector: "table", format: "dataTable", options: { uppercaseHeaderCells: false } },
+    { selector: "ul", options: { itemPrefix: "- " } },
+  ],
+  limits: { maxInputLength: 1_000_000 },
+});
 
-/** Readable text from the portal's news HTML (block tags become line breaks, lists get dashes). */
-export function htmlToText(html: string): string {
-  return html
-    .replace(/<(script|style)[^>]*>[\s\S]*?<\/\1>/gi, "")
-    .replace(/<br\s*\/?>/gi, "\n")
-    .replace(/<li[^>]*>/gi, "\n- ")
-    .replace(/<\/(p|div|h[1-6]|li|ul|ol|tr|table|blockquote)>/gi, "\n")
-    .replace(/<[^>]+>/g, "")
-    .replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (m, e: string) => {
-      if (e[0] === "#") {
-        const n = e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1));
-        return Number.isFinite(n) && n > 0 && n < 0x110000 ? String.fromCodePoint(n) : m;
-      }
-      return ENTITIES[e.toLowerCase()] ?? m;
-    })
-    .replace(/[ \t]+\n/g, "\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trim();
+/** The markup of a portal text field: an HTML string or a rich text object's content. */
+export function richSource(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (v && typeof v === "object" && typeof (v as { content?: unknown }).content === "string")
+    return (v as { content: string }).content;
+  return "";
+}
+
+/** Readable plain text of a portal text field; `max` caps it with "…". */
+export function richText(v: unknown, max?: number): string {
+  const src = richSource(v);
+  const text =
+    src === ""
+      ? ""
+      : (/[<&]/.test(src) ? toText(src) : src)
+          .replace(/[ \t]+\n/g, "\n")
+          .replace(/\n{3,}/g, "\n\n")
+          .trim();
+  return max !== undefined && text.length > max ? `${text.slice(0, max - 1).trimEnd()}…` : text;
 }
 
 /** Cap on the JSON an api_get answer carries inline. */

@@ -33,23 +33,31 @@ export function setCredential(req: FastifyRequest, credential: string): void {
 /**
  * Stateless calls reuse idle servers: building a server registers every tool again (schemas and
  * all), which costs more than the call itself. A server serves one request at a time; after
- * the answer it is closed (which detaches its transport) and parked for the next call.
+ * the answer it is closed (which detaches its transport) and parked for the next call. The pool
+ * keeps as many idle servers as were ever busy at once (at least POOL_MIN, at most POOL_MAX),
+ * so a steady level of concurrent clients stops building servers once warm.
  */
-const POOL_MAX = 16;
+const POOL_MIN = 16;
+const POOL_MAX = 256;
 
 export class ServerPool {
   private readonly idle: McpServer[] = [];
+  private busy = 0;
+  private peak = 0;
   constructor(private readonly make: () => McpServer) {}
   take(): McpServer {
+    this.busy += 1;
+    if (this.busy > this.peak) this.peak = this.busy;
     return this.idle.pop() ?? this.make();
   }
   async release(server: McpServer): Promise<void> {
+    this.busy -= 1;
     try {
       await server.close();
     } catch {
       return; // a server that failed to close is dropped
     }
-    if (this.idle.length < POOL_MAX) this.idle.push(server);
+    if (this.idle.length < Math.min(POOL_MAX, Math.max(POOL_MIN, this.peak))) this.idle.push(server);
   }
 }
 
@@ -89,9 +97,11 @@ export function mcpHandler(deps: McpHandlerDeps) {
 }
 
 async function serve(req: FastifyRequest, reply: FastifyReply, session: Session): Promise<void> {
-  session.active += 1;
+  // A GET is the session's listening stream: held open, it is not use (see SessionStore).
+  const counter = req.method === "GET" ? "streams" : "active";
+  session[counter] += 1;
   reply.raw.once("close", () => {
-    session.active -= 1;
+    session[counter] -= 1;
   });
   reply.hijack();
   await handleHijacked(req, reply, () => session.transport.handleRequest(req.raw, reply.raw, req.body));

@@ -1,5 +1,6 @@
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { ListToolsRequestSchema, type ListToolsResult } from "@modelcontextprotocol/sdk/types.js";
+import { registerWhatsNewTool } from "../digest/tool.js";
 import { registerDeadlinesTool, registerTimetableTools } from "./timetable-tools.js";
 import { registerPortalTools, type ToolContext } from "./tools.js";
 
@@ -23,6 +24,7 @@ export function mcpServerFactory(ctx: ToolContext): () => McpServer {
     registerPortalTools(server, ctx);
     registerTimetableTools(server, ctx);
     registerDeadlinesTool(server, ctx);
+    registerWhatsNewTool(server, ctx);
     // The SDK's own handler, kept to compute the list the first time.
     const handlers = (server.server as unknown as { _requestHandlers: Map<string, ListHandler> })
       ._requestHandlers;

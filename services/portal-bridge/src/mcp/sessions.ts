@@ -12,6 +12,13 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
  * and re-initializes). Two caps: all sessions (MCP_MAX_SESSIONS) and the sessions of one
  * credential (MCP_MAX_SESSIONS_PER_CREDENTIAL), where a credential only ever evicts its own.
  * Only when every session at the cap has a request in flight is a new one refused with 503.
+ *
+ * A session is idle when no request is in flight and it has had none for the idle time; an
+ * open GET stream alone does not keep it (clients that hold streams forever would otherwise
+ * fill the store), and the stream is closed with the session. The owner (MCP_AUTH_TOKEN) always
+ * has room: other credentials share all slots but one, their own cap is clamped below the
+ * global cap, and at the cap the owner may close another credential's session that only holds
+ * a stream.
  */
 export interface Session {
   id: string | null;
@@ -20,8 +27,10 @@ export interface Session {
   lastUsed: number;
   /** Which credential opened it (see /work/coord/bridge.md): "auth", "connector", "path", … */
   credential: string;
-  /** Requests (including a listening GET stream) still open; such a session is not idle. */
+  /** Requests (POST, DELETE) still open; such a session is never evicted. */
   active: number;
+  /** Open GET streams; they do not count as use. */
+  streams: number;
 }
 
 export interface SessionStoreOptions {
@@ -33,6 +42,10 @@ export interface SessionStoreOptions {
   idleMs: number;
   makeServer: () => McpServer;
 }
+
+/** Credentials of the owner: the shared secret, or anyone when no secret is configured. */
+const OWNER = new Set(["auth", "open"]);
+export const isOwner = (credential: string): boolean => OWNER.has(credential);
 
 export class SessionStore {
   private readonly sessions = new Map<string, Session>();
@@ -56,12 +69,15 @@ export class SessionStore {
     return n;
   }
 
-  /** The least recently used session with no request in flight, optionally of one credential. */
-  private lruIdle(credential?: string): Session | undefined {
+  /** No request in flight, and either no stream or no request for the idle time. */
+  private isIdle(s: Session, now: number): boolean {
+    return s.active === 0 && (s.streams === 0 || now - s.lastUsed >= this.opts.idleMs);
+  }
+
+  /** The least recently used session matching `pick`. */
+  private lru(pick: (s: Session) => boolean): Session | undefined {
     let best: Session | undefined;
-    for (const s of this.sessions.values())
-      if (s.active === 0 && (credential === undefined || s.credential === credential))
-        if (!best || s.lastUsed < best.lastUsed) best = s;
+    for (const s of this.sessions.values()) if (pick(s) && (!best || s.lastUsed < best.lastUsed)) best = s;
     return best;
   }
 
@@ -77,17 +93,42 @@ export class SessionStore {
 
   /** Make room for one more session of `credential`, evicting LRU idle sessions. */
   private makeRoom(credential: string): void {
-    const perCred = this.opts.maxPerCredential ?? this.opts.maxSessions;
+    const now = this.opts.clock.now();
+    const max = this.opts.maxSessions;
+    const owner = isOwner(credential);
+    // Another credential never reaches the global cap: one slot stays the owner's.
+    const othersMax = Math.max(1, max - 1);
+    const perCred = Math.min(this.opts.maxPerCredential ?? max, owner ? max : othersMax);
+    const idle = (s: Session) => this.isIdle(s, now);
     while (this.countFor(credential) >= perCred) {
-      const victim = this.lruIdle(credential);
+      const victim = this.lru((s) => s.credential === credential && idle(s));
       if (!victim) throw this.full();
       this.evict(victim, "its credential reached MCP_MAX_SESSIONS_PER_CREDENTIAL");
     }
-    while (this.sessions.size + this.pending >= this.opts.maxSessions) {
-      const victim = this.lruIdle();
+    if (!owner && max > 1)
+      while (this.othersCount() + this.pending >= othersMax) {
+        const victim = this.lru((s) => !isOwner(s.credential) && idle(s));
+        if (!victim) throw this.full();
+        this.evict(victim, "one session slot stays reserved for the owner");
+      }
+    while (this.sessions.size + this.pending >= max) {
+      // The owner closes another credential's session before one of its own.
+      const others = (s: Session) => !isOwner(s.credential);
+      const victim = owner
+        ? (this.lru((s) => others(s) && idle(s)) ??
+          this.lru((s) => others(s) && s.active === 0) ??
+          this.lru(idle) ??
+          this.lru((s) => s.active === 0))
+        : this.lru(idle);
       if (!victim) throw this.full();
       this.evict(victim, "the bridge reached MCP_MAX_SESSIONS");
     }
+  }
+
+  private othersCount(): number {
+    let n = 0;
+    for (const s of this.sessions.values()) if (!isOwner(s.credential)) n += 1;
+    return n;
   }
 
   private evict(s: Session, why: string): void {
@@ -118,6 +159,7 @@ export class SessionStore {
       lastUsed: this.opts.clock.now(),
       credential,
       active: 0,
+      streams: 0,
     };
     let settled = false;
     const settle = () => {
@@ -164,6 +206,7 @@ export class SessionStore {
   sweep(): void {
     const cutoff = this.opts.clock.now() - this.opts.idleMs;
     for (const s of [...this.sessions.values()]) {
+      // An open stream does not keep a session that has had no request for the idle time.
       if (s.active === 0 && s.lastUsed <= cutoff) {
         this.opts.logger.info("MCP session closed after idle timeout");
         void this.closeSession(s);

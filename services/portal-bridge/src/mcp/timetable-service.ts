@@ -32,7 +32,30 @@ interface MasterData {
   teachers?: Named[];
   klassen?: Named[];
   timeGrid?: { days?: { day?: string; units?: TimeGridUnit[] }[] };
+  holidays?: { name?: string; longName?: string; startDate?: unknown; endDate?: unknown }[];
 }
+
+export interface Holiday {
+  name: string;
+  first_day: string;
+  last_day: string;
+}
+
+export interface GridDay {
+  /** Monday … Sunday */
+  weekday: string;
+  periods: { lesson: number; start: string; end: string }[];
+}
+
+const GRID_DAYS: Record<string, string> = {
+  MON: "Monday",
+  TUE: "Tuesday",
+  WED: "Wednesday",
+  THU: "Thursday",
+  FRI: "Friday",
+  SAT: "Saturday",
+  SUN: "Sunday",
+};
 
 export interface Child {
   id: number;
@@ -102,6 +125,8 @@ export interface DatedItem {
   detail: string | null;
   /** Homework and tasks: whether it is marked done; null when the source does not say. */
   completed: boolean | null;
+  /** Parent accounts: the child's first name (null for portal tasks and student accounts). */
+  student?: string | null;
 }
 
 /** The element a timetable call reads, with the child's name for parent accounts. */
@@ -186,10 +211,29 @@ export class TimetableService {
     );
   }
 
+  /**
+   * Whose timetables a call reads: `student: "all"` means every child; with no student, a
+   * parent account with several children and no TIMETABLE_STUDENT reads all of them; anything
+   * else is one target as in target().
+   */
+  async targets(student?: string): Promise<Target[]> {
+    const d = await this.loadUserData();
+    const wanted = student?.trim() ?? "";
+    if (isParentAccount(d)) {
+      const kids = childrenOf(d);
+      const all = wanted.toLowerCase() === "all" || (wanted === "" && !this.presetStudent && kids.length > 1);
+      if (all) return kids.map(toTarget);
+    } else if (wanted.toLowerCase() === "all") return [await this.target()];
+    return [await this.target(student)];
+  }
+
   private async lookups(extra?: MasterData) {
     const d = await this.loadUserData();
     const md = d.masterData ?? {};
-    const merge = (k: keyof Omit<MasterData, "timeGrid">) => [...(extra?.[k] ?? []), ...(md[k] ?? [])];
+    const merge = (k: "subjects" | "rooms" | "teachers" | "klassen") => [
+      ...(extra?.[k] ?? []),
+      ...(md[k] ?? []),
+    ];
     const lists: Record<string, Named[]> = {
       SUBJECT: merge("subjects"),
       ROOM: merge("rooms"),
@@ -357,6 +401,33 @@ export class TimetableService {
         completed: null,
       };
     });
+  }
+
+  /**
+   * The school calendar from the master data getUserData2017 already returns: every holiday
+   * (long name, first and last day) and the time grid per weekday.
+   */
+  async calendar(): Promise<{ holidays: Holiday[]; grid: GridDay[] }> {
+    const md = (await this.loadUserData()).masterData ?? {};
+    const holidays = (md.holidays ?? [])
+      .map((h) => ({
+        name: str(h.longName) || str(h.name) || "Holiday",
+        first_day: untisDate(h.startDate) ?? "",
+        last_day: untisDate(h.endDate) ?? untisDate(h.startDate) ?? "",
+      }))
+      .filter((h) => h.first_day !== "" && h.last_day >= h.first_day)
+      .sort((a, b) => a.first_day.localeCompare(b.first_day));
+    const grid = (md.timeGrid?.days ?? []).flatMap((d) => {
+      const weekday = GRID_DAYS[str(d.day).toUpperCase()];
+      if (!weekday) return [];
+      const periods = (d.units ?? []).flatMap((u, i) => {
+        const start = untisTime(u.startTime);
+        const end = untisTime(u.endTime);
+        return start && end ? [{ lesson: Number.parseInt(str(u.label), 10) || i + 1, start, end }] : [];
+      });
+      return [{ weekday, periods }];
+    });
+    return { holidays, grid };
   }
 
   /** getMessagesOfDay2017 answers `{messages: [{id, subject, body, attachments}]}`. */

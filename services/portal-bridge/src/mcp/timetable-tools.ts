@@ -3,16 +3,16 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { PortalError } from "../upstream/portal.js";
 import { TimetableError } from "../upstream/timetable.js";
-import {
-  DEFAULT_LIMIT,
-  decodeCursor,
-  encodeCursor,
-  htmlToText,
-  MAX_LIMIT,
-  ToolInputError,
-} from "./format.js";
-import { addDays, dayLabel, daysBetween, nextSchoolDay, schoolWeek } from "./time.js";
-import type { DatedItem, ScheduleEntry, Target } from "./timetable-service.js";
+import { DEFAULT_LIMIT, decodeCursor, encodeCursor, MAX_LIMIT, richText, ToolInputError } from "./format.js";
+import { addDays, dayLabel, daysBetween, nextSchoolDay, schoolWeek, weekdayOf } from "./time.js";
+import type {
+  DatedItem,
+  GridDay,
+  Holiday,
+  ScheduleEntry,
+  Target,
+  TimetableService,
+} from "./timetable-service.js";
 import { type ToolContext, toolError } from "./tools.js";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
@@ -27,7 +27,9 @@ const studentInput = z
   .min(1)
   .max(100)
   .optional()
-  .describe("parent accounts: the child's first name or id (default: the only child, or TIMETABLE_STUDENT)");
+  .describe(
+    'parent accounts: the child\'s first name or id, or "all" (default: TIMETABLE_STUDENT, else every child)',
+  );
 
 const dated = z.object({
   kind: z.enum(["task", "homework", "exam"]),
@@ -39,6 +41,7 @@ const dated = z.object({
   subject: z.string().nullable(),
   detail: z.string().nullable(),
   completed: z.boolean().nullable(),
+  student: z.string().nullable().optional(),
 });
 
 const byDate = (a: DatedItem, b: DatedItem) =>
@@ -51,6 +54,8 @@ const pageInput = {
 
 const pagedOutput = {
   student: z.string().nullable(),
+  students: z.array(z.string()),
+  errors: z.array(z.string()),
   from: z.string(),
   to: z.string(),
   items: z.array(dated),
@@ -60,6 +65,7 @@ const pagedOutput = {
 };
 
 const entrySchema = z.object({
+  student: z.string().nullable(),
   date: z.string(),
   weekday: z.string(),
   lesson: z.number().int().nullable(),
@@ -102,12 +108,17 @@ function page(
   limit: number,
   cursor: string | undefined,
   label: string,
-  meta: { student: string | null; from: string; to: string },
+  meta: { student: string | null; students: string[]; errors: string[]; from: string; to: string },
 ) {
   const skip = decodeCursor(cursor);
   const slice = items.slice(skip, skip + limit);
   const next = skip + slice.length < items.length ? encodeCursor(skip + slice.length) : null;
-  const who = meta.student ? ` for ${meta.student}` : "";
+  const who =
+    meta.students.length > 1
+      ? ` for ${meta.students.join(" and ")}`
+      : meta.student
+        ? ` for ${meta.student}`
+        : "";
   const span = `${dayLabel(meta.from)} to ${dayLabel(meta.to)}`;
   const head =
     items.length === 0
@@ -116,9 +127,73 @@ function page(
   return {
     structured: { ...meta, items: slice, total: items.length, next_cursor: next, truncated: next !== null },
     text:
-      [head, ...slice.map(itemLine)].join("\n") +
-      (next ? `\n(truncated: more ${label}; call again with cursor "${next}")` : ""),
+      [head, ...(meta.students.length > 1 ? groupedLines(slice) : slice.map(itemLine))].join("\n") +
+      (next ? `\n(truncated: more ${label}; call again with cursor "${next}")` : "") +
+      failedText(meta.errors),
   };
+}
+
+/** Several children: one block per child, headed by the first name (portal tasks apart). */
+function groupedLines(items: DatedItem[]): string[] {
+  const groups = new Map<string, DatedItem[]>();
+  for (const i of items) {
+    const key = i.student ?? "";
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  }
+  return [...groups].flatMap(([who, list]) => [`${who || "Portal"}:`, ...list.map(itemLine)]);
+}
+
+const failedText = (errors: string[]): string =>
+  errors.length ? `\nPartial result; these sources failed: ${errors.join("; ")}` : "";
+
+interface PerChild<T> {
+  results: { who: string | null; value: T }[];
+  errors: string[];
+  /** Names of the children answered for (parent accounts). */
+  students: string[];
+  /** Top-level `student`: the one child's name, "all" for several, null for a student account. */
+  student: string | null;
+}
+
+/**
+ * Runs `fn` for every child the call covers (one for a student account). A child whose read
+ * fails is named in `errors`; when every read fails, the first failure is the tool's error.
+ */
+export async function perChild<T>(
+  ctx: ToolContext,
+  student: string | undefined,
+  fn: (t: Target) => Promise<T>,
+): Promise<PerChild<T>> {
+  const tt = ctx.timetable;
+  if (!tt) throw new ToolInputError("The timetable is not configured.");
+  const targets = await tt.targets(student);
+  const parent = await tt.isParent();
+  const settled = await Promise.allSettled(targets.map((t) => fn(t)));
+  const results: PerChild<T>["results"] = [];
+  const errors: string[] = [];
+  let first: { err: unknown } | null = null;
+  settled.forEach((r, i) => {
+    const t = targets[i] as Target;
+    if (r.status === "fulfilled") results.push({ who: whoOf(t, parent), value: r.value });
+    else {
+      first ??= { err: r.reason };
+      logUnexpected(ctx, r.reason);
+      errors.push(`${t.name}: ${errText(r.reason)}`);
+    }
+  });
+  if (results.length === 0 && first) throw (first as { err: unknown }).err;
+  const students = parent ? targets.map((t) => t.name) : [];
+  return {
+    results,
+    errors,
+    students,
+    student: targets.length > 1 ? "all" : parent ? (targets[0]?.name ?? null) : null,
+  };
+}
+
+function logUnexpected(ctx: ToolContext, err: unknown): void {
+  if (!(err instanceof PortalError || err instanceof TimetableError || err instanceof ToolInputError))
+    ctx.logger.error({ err_name: (err as Error)?.name }, "timetable read failed unexpectedly");
 }
 
 async function run(
@@ -146,7 +221,7 @@ function entryLine(e: ScheduleEntry): string {
 }
 
 /** What changed, as from → to. */
-function changeText(e: ScheduleEntry): string {
+export function changeText(e: ScheduleEntry): string {
   const parts: string[] = [];
   if (e.cancelled) parts.push("CANCELLED");
   if (e.original_teachers.length)
@@ -156,6 +231,24 @@ function changeText(e: ScheduleEntry): string {
   else if (e.room_change) parts.push("room change");
   if (e.info) parts.push(e.info);
   return parts.join("; ");
+}
+
+function changesText(
+  changes: (ScheduleEntry & { change: string })[],
+  start: string,
+  end: string,
+  who: string | null,
+): string {
+  const forWho = who ? ` for ${who}` : "";
+  if (changes.length === 0)
+    return `No cancellations, substitutions or room changes${forWho} from ${dayLabel(start)} to ${dayLabel(end)}.`;
+  return [
+    `${changes.length} change${changes.length === 1 ? "" : "s"}${forWho}, ${dayLabel(start)} to ${dayLabel(end)}:`,
+    ...changes.map(
+      (c) =>
+        `- ${dayLabel(c.date)} ${c.lesson !== null ? `lesson ${c.lesson} ` : ""}(${c.start}–${c.end}) ${c.subject ?? "(no subject)"}: ${c.change}`,
+    ),
+  ].join("\n");
 }
 
 function scheduleText(periods: ScheduleEntry[], start: string, end: string, who: string | null): string {
@@ -177,12 +270,6 @@ function scheduleText(periods: ScheduleEntry[], start: string, end: string, who:
   return lines.join("\n");
 }
 
-async function resolveTarget(ctx: ToolContext, student: string | undefined): Promise<Target> {
-  const tt = ctx.timetable;
-  if (!tt) throw new ToolInputError("The timetable is not configured.");
-  return tt.target(student);
-}
-
 /** Only parent accounts name the child in answers; a student reads herself. */
 const whoOf = (t: Target, parent: boolean): string | null => (parent ? t.name : null);
 
@@ -191,6 +278,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
   const tt = ctx.timetable;
   if (!tt) return;
   const time = ctx.time;
+  registerCalendarTool(server, ctx, tt);
 
   server.registerTool(
     "get_schedule",
@@ -217,6 +305,8 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
       },
       outputSchema: {
         student: z.string().nullable(),
+        students: z.array(z.string()),
+        errors: z.array(z.string()),
         start_date: z.string(),
         end_date: z.string(),
         periods: z.array(entrySchema),
@@ -240,12 +330,13 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
           end = addDays(start, (args.days ?? 1) - 1);
         }
         if (when === "week" && args.days !== undefined) end = addDays(start, args.days - 1);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const periods = await tt.schedule(target, start, end);
+        const r = await perChild(ctx, args.student, (t) => tt.schedule(t, start, end));
+        const periods = r.results.flatMap((c) => c.value.map((p) => ({ student: c.who, ...p })));
         return {
-          structured: { student: who, start_date: start, end_date: end, periods },
-          text: scheduleText(periods, start, end, who),
+          structured: { ...childMeta(r), start_date: start, end_date: end, periods },
+          text:
+            r.results.map((c) => scheduleText(c.value, start, end, c.who)).join("\n\n") +
+            failedText(r.errors),
         };
       }),
   );
@@ -262,6 +353,8 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
       },
       outputSchema: {
         student: z.string().nullable(),
+        students: z.array(z.string()),
+        errors: z.array(z.string()),
         start_date: z.string(),
         end_date: z.string(),
         changes: z.array(entrySchema.extend({ change: z.string() })),
@@ -272,24 +365,16 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
       run(ctx, async () => {
         const start = time.today(ctx.clock.now());
         const end = addDays(start, args.days - 1);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const changes = (await tt.schedule(target, start, end))
-          .filter((p) => p.cancelled || p.substitution || p.room_change)
-          .map((p) => ({ ...p, change: changeText(p) }));
-        const forWho = who ? ` for ${who}` : "";
+        const r = await perChild(ctx, args.student, async (t) =>
+          (await tt.schedule(t, start, end))
+            .filter((p) => p.cancelled || p.substitution || p.room_change)
+            .map((p) => ({ ...p, change: changeText(p) })),
+        );
+        const changes = r.results.flatMap((c) => c.value.map((p) => ({ student: c.who, ...p })));
         return {
-          structured: { student: who, start_date: start, end_date: end, changes },
+          structured: { ...childMeta(r), start_date: start, end_date: end, changes },
           text:
-            changes.length === 0
-              ? `No cancellations, substitutions or room changes${forWho} from ${dayLabel(start)} to ${dayLabel(end)}.`
-              : [
-                  `${changes.length} change${changes.length === 1 ? "" : "s"}${forWho}, ${dayLabel(start)} to ${dayLabel(end)}:`,
-                  ...changes.map(
-                    (c) =>
-                      `- ${dayLabel(c.date)} ${c.lesson !== null ? `lesson ${c.lesson} ` : ""}(${c.start}–${c.end}) ${c.subject ?? "(no subject)"}: ${c.change}`,
-                  ),
-                ].join("\n"),
+            r.results.map((c) => changesText(c.value, start, end, c.who)).join("\n\n") + failedText(r.errors),
         };
       }),
   );
@@ -307,12 +392,12 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     (args) =>
       run(ctx, async () => {
         const { start, end } = range(time.today(ctx.clock.now()), args.from, args.to, 14);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const items = (await tt.homework(target, start, end))
+        const r = await perChild(ctx, args.student, (t) => tt.homework(t, start, end));
+        const items = r.results
+          .flatMap((c) => c.value.map((i) => ({ ...i, student: c.who })))
           .filter((i) => i.date >= start && i.date <= end)
           .sort(byDate);
-        return page(items, args.limit, args.cursor, "homework", { student: who, from: start, to: end });
+        return page(items, args.limit, args.cursor, "homework", metaOf(r, start, end));
       }),
   );
 
@@ -329,10 +414,9 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
     (args) =>
       run(ctx, async () => {
         const { start, end } = range(time.today(ctx.clock.now()), args.from, args.to, 28);
-        const target = await resolveTarget(ctx, args.student);
-        const who = whoOf(target, await tt.isParent());
-        const items = (await tt.exams(target, start, end)).sort(byDate);
-        return page(items, args.limit, args.cursor, "exams", { student: who, from: start, to: end });
+        const r = await perChild(ctx, args.student, (t) => tt.exams(t, start, end));
+        const items = r.results.flatMap((c) => c.value.map((i) => ({ ...i, student: c.who }))).sort(byDate);
+        return page(items, args.limit, args.cursor, "exams", metaOf(r, start, end));
       }),
   );
 
@@ -356,7 +440,7 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
         const d = args.date ?? time.today(ctx.clock.now());
         const messages = (await tt.messagesOfDay(d)).map((m) => ({
           subject: m.subject,
-          text: htmlToText(m.body),
+          text: richText(m.body),
           attachments: m.attachments,
         }));
         return {
@@ -374,6 +458,133 @@ export function registerTimetableTools(server: McpServer, ctx: ToolContext): voi
         };
       }),
   );
+}
+
+/** Mon-Fri when the master data has no time grid. */
+const DEFAULT_SCHOOL_DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"];
+
+/**
+ * The current or next school day: a weekday with lessons in the grid, outside every holiday;
+ * today counts until its last lesson has ended.
+ */
+export function schoolDayFrom(
+  today: string,
+  nowTime: string,
+  cal: { holidays: Holiday[]; grid: GridDay[] },
+): { date: string; weekday: string; is_today: boolean; periods: GridDay["periods"] } | null {
+  for (let i = 0; i < 120; i++) {
+    const d = addDays(today, i);
+    const weekday = weekdayOf(d);
+    const gridDay = cal.grid.find((g) => g.weekday === weekday);
+    const teaches =
+      cal.grid.length > 0 ? (gridDay?.periods.length ?? 0) > 0 : DEFAULT_SCHOOL_DAYS.includes(weekday);
+    if (!teaches || cal.holidays.some((h) => h.first_day <= d && d <= h.last_day)) continue;
+    const periods = gridDay?.periods ?? [];
+    const lastEnd = periods.at(-1)?.end;
+    if (i === 0 && lastEnd && nowTime >= lastEnd) continue;
+    return { date: d, weekday, is_today: i === 0, periods };
+  }
+  return null;
+}
+
+const childMeta = (r: PerChild<unknown>) => ({ student: r.student, students: r.students, errors: r.errors });
+const metaOf = (r: PerChild<unknown>, from: string, to: string) => ({ ...childMeta(r), from, to });
+
+/** The school calendar: holidays ahead, the time grid, the current or next school day. */
+function registerCalendarTool(server: McpServer, ctx: ToolContext, tt: TimetableService): void {
+  const period = z.object({ lesson: z.number().int(), start: z.string(), end: z.string() });
+  server.registerTool(
+    "get_school_calendar",
+    {
+      title: "School calendar",
+      description:
+        "Holidays ahead (name, first and last day), the time grid (when each lesson starts and ends, per weekday) and the current or next school day, from the timetable's master data.",
+      inputSchema: { student: studentInput },
+      outputSchema: {
+        today: z.string(),
+        now: z.string(),
+        holidays: z.array(z.object({ name: z.string(), first_day: z.string(), last_day: z.string() })),
+        time_grid: z.array(z.object({ weekday: z.string(), periods: z.array(period) })),
+        school_day: z
+          .object({ date: z.string(), weekday: z.string(), is_today: z.boolean(), periods: z.array(period) })
+          .nullable(),
+        current_lesson: period.nullable(),
+        next_lesson: period.nullable(),
+      },
+      annotations: READ_ONLY,
+    },
+    (args) =>
+      run(ctx, async () => {
+        // The grid and holidays are the school's; a named child is still checked.
+        if (args.student) await tt.targets(args.student);
+        const cal = await tt.calendar();
+        const stamp = ctx.time.stamp(ctx.clock.now());
+        const today = stamp.date;
+        const now = stamp.time ?? "00:00";
+        const holidays = cal.holidays.filter((h) => h.last_day >= today);
+        const day = schoolDayFrom(today, now, cal);
+        const current = day?.is_today
+          ? (day.periods.find((p) => p.start <= now && now < p.end) ?? null)
+          : null;
+        const next = day
+          ? day.is_today
+            ? (day.periods.find((p) => p.start > now) ?? null)
+            : (day.periods[0] ?? null)
+          : null;
+        const lines: string[] = [];
+        if (day)
+          lines.push(
+            day.is_today
+              ? `Today, ${dayLabel(day.date)}, is a school day${current ? `; now lesson ${current.lesson} (${current.start}–${current.end})` : ""}${next ? `; next lesson ${next.lesson} at ${next.start}` : ""}.`
+              : `Next school day: ${dayLabel(day.date)}${next ? `, first lesson at ${next.start}` : ""}.`,
+          );
+        else lines.push("No school day found in the next 120 days.");
+        const ongoing = holidays.find((h) => h.first_day <= today);
+        if (ongoing) lines.push(`Holiday now: ${ongoing.name} until ${dayLabel(ongoing.last_day)}.`);
+        lines.push(
+          holidays.length
+            ? `Holidays ahead:\n${holidays
+                .slice(0, 12)
+                .map(
+                  (h) =>
+                    `- ${h.name}: ${h.first_day === h.last_day ? dayLabel(h.first_day) : `${dayLabel(h.first_day)} to ${dayLabel(h.last_day)}`}`,
+                )
+                .join("\n")}`
+            : "No holidays ahead in the timetable's master data.",
+        );
+        lines.push(gridText(cal.grid));
+        return {
+          structured: {
+            today,
+            now,
+            holidays,
+            time_grid: cal.grid,
+            school_day: day,
+            current_lesson: current,
+            next_lesson: next,
+          },
+          text: lines.join("\n"),
+        };
+      }),
+  );
+}
+
+/** Weekdays with the same lessons share a line: "Mon-Thu: 1. 08:00–08:45, …". */
+function gridText(grid: GridDay[]): string {
+  if (grid.length === 0) return "The timetable's master data has no time grid.";
+  const groups: { days: string[]; text: string }[] = [];
+  for (const g of grid) {
+    const text = g.periods.map((p) => `${p.lesson}. ${p.start}–${p.end}`).join(", ");
+    const last = groups.at(-1);
+    if (last && last.text === text) last.days.push(g.weekday.slice(0, 3));
+    else groups.push({ days: [g.weekday.slice(0, 3)], text });
+  }
+  return `Time grid:\n${groups
+    .map(
+      (g) =>
+        `- ${g.days.length > 1 ? `${g.days[0]}-${g.days.at(-1)}` : g.days[0]}: ${g.text || "no lessons"}`,
+    )
+    .join("\n")}`;
 }
 
 const errText = (err: unknown): string =>
@@ -396,7 +607,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
         ...(tt ? { student: studentInput } : {}),
         ...pageInput,
       },
-      outputSchema: { ...pagedOutput, errors: z.array(z.string()) },
+      outputSchema: pagedOutput,
       annotations: READ_ONLY,
     },
     (args) =>
@@ -428,7 +639,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
               return (r?.data ?? []).flatMap((t) => {
                 const due = time.portalTime(t.dueDate);
                 if (!due) return [];
-                const desc = typeof t.description === "string" ? htmlToText(t.description) : "";
+                const desc = richText(t.description, 200).replace(/\n+/g, " ");
                 return [
                   {
                     kind: "task" as const,
@@ -438,35 +649,50 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
                     end_time: null,
                     title: String(t.name ?? "Task"),
                     subject: typeof t.courseName === "string" ? t.courseName : null,
-                    detail: desc ? (desc.length > 200 ? `${desc.slice(0, 200)}…` : desc) : null,
+                    detail: desc || null,
                     completed: null,
                   },
                 ];
               });
             }),
           );
-        let who: string | null = null;
+        // Every child's homework and exams (or the one named); a failed child is a failed source.
+        let meta = { student: null as string | null, students: [] as string[] };
         let timetableFailed = false;
+        let childrenRead = 0;
         if (tt) {
-          let target: Target | null = null;
           try {
-            target = await tt.target(args.student as string | undefined);
-            who = whoOf(target, await tt.isParent());
+            const r = await perChild(ctx, args.student as string | undefined, async (t) => {
+              const [hw, ex] = await Promise.allSettled([
+                tt.homework(t, start, end),
+                tt.exams(t, start, end),
+              ]);
+              const failed = [hw, ex].flatMap((x, i) =>
+                x.status === "rejected"
+                  ? [`${i === 0 ? "Homework" : "Exams"} (${t.name}): ${errText(x.reason)}`]
+                  : [],
+              );
+              errors.push(...failed);
+              if (failed.length < 2) childrenRead += 1;
+              return [hw, ex].flatMap((x) => (x.status === "fulfilled" ? x.value : []));
+            });
+            meta = { student: r.student, students: r.students };
+            timetableFailed = childrenRead === 0;
+            errors.push(...r.errors.map((e) => `Timetable (${e})`));
+            sources.push(
+              Promise.resolve(r.results.flatMap((c) => c.value.map((i) => ({ ...i, student: c.who })))),
+            );
           } catch (err) {
-            // Several children and none named is the caller's to fix, not a failed source.
+            // A child named that does not exist is the caller's to fix, not a failed source.
             if (err instanceof ToolInputError) throw err;
             timetableFailed = true;
             errors.push(`Timetable (homework and exams): ${errText(err)}`);
           }
-          if (target) {
-            const t = target;
-            sources.push(settle("Homework", async () => tt.homework(t, start, end)));
-            sources.push(settle("Exams", async () => tt.exams(t, start, end)));
-          }
         }
         const lists = await Promise.all(sources);
-        const attempted = sources.length + (timetableFailed ? 1 : 0);
-        if (attempted === 0 || errors.length >= attempted)
+        const portalFailed = errors.some((e) => e.startsWith("Portal tasks"));
+        const portalTried = ctx.portal.configured || !tt;
+        if ((!portalTried || portalFailed) && (!tt || timetableFailed))
           throw new ToolInputError(
             `Every deadline source failed, so nothing can be said about deadlines: ${errors.join("; ") || "no source is configured"}`,
           );
@@ -474,12 +700,7 @@ export function registerDeadlinesTool(server: McpServer, ctx: ToolContext): void
           .flat()
           .filter((i) => i.date >= start && i.date <= end && i.completed !== true)
           .sort(byDate);
-        const out = page(items, args.limit, args.cursor, "deadlines", { student: who, from: start, to: end });
-        return {
-          structured: { ...out.structured, errors },
-          text:
-            out.text + (errors.length ? `\nPartial result; these sources failed: ${errors.join("; ")}` : ""),
-        };
+        return page(items, args.limit, args.cursor, "deadlines", { ...meta, errors, from: start, to: end });
       }),
   );
 }

@@ -3,6 +3,7 @@ import type { Logger } from "@app/kit/logger";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import type { Digest } from "../digest/digest.js";
 import type { KeepAlive } from "../keepalive/keepalive.js";
 import type { TokenManager } from "../token/manager.js";
 import { type PortalClient, PortalError } from "../upstream/portal.js";
@@ -13,9 +14,9 @@ import {
   DEFAULT_LIMIT,
   decodeCursor,
   encodeCursor,
-  htmlToText,
   MAX_INLINE_CHARS,
   MAX_LIMIT,
+  richText,
   ToolInputError,
 } from "./format.js";
 import { type SchoolTime, stampLabel } from "./time.js";
@@ -30,6 +31,8 @@ export interface ToolContext {
   logger: Logger;
   /** SCHOOL_TIMEZONE: every date shown or interpreted is local. */
   time: SchoolTime;
+  /** The digest and whats_new (set once built; null in contexts without one). */
+  digest?: Digest | null;
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
@@ -117,10 +120,27 @@ async function listPage(
   };
 }
 
-const excerpt = (s: string, max: number): string => (s.length > max ? `${s.slice(0, max)}…` : s);
-
 const str = (v: unknown): string =>
   typeof v === "string" ? v : v === undefined || v === null ? "" : String(v);
+
+/**
+ * The upstream session in words. After a 401 the session is gone for good: saying so (and what
+ * to do) instead of the last budget seen, which would read as time left.
+ */
+function sessionLine(
+  ctx: ToolContext,
+  upstream: ReturnType<KeepAlive["upstreamStatus"]>,
+  cause: KeepAlive["cause"],
+): string {
+  if (cause === "upstream_401")
+    return `Portal session: dead (the portal answered 401${upstream.last_error ? `: ${upstream.last_error}` : ""}). Tools that read the portal fail until a new token is pasted: log in to the portal in a browser, copy the jwt cookie and paste it at /token.`;
+  const at = upstream.last_ok_at ? ` (as of ${ctx.time.label(Date.parse(upstream.last_ok_at))})` : "";
+  const budget =
+    upstream.last_budget_s === null
+      ? "unknown (no keep-alive answer yet)"
+      : `${upstream.last_budget_s} s of ${upstream.idle_timeout_s} s${at}`;
+  return `Idle budget: ${budget}${upstream.last_error ? `; last error: ${upstream.last_error}` : ""}`;
+}
 
 export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
   server.registerTool(
@@ -244,7 +264,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         args,
         (t) => {
           const due = ctx.time.portalTime(t.dueDate);
-          const desc = excerpt(htmlToText(str(t.description)), 200);
+          const desc = richText(t.description, 200).replace(/\n+/g, " ");
           return `${str(t.name)}${t.courseName ? ` (${str(t.courseName)})` : ""}${due ? `, due ${stampLabel(due)}` : ", no due date"}${desc ? `: ${desc}` : ""}`;
         },
         `${args.status} tasks`,
@@ -338,14 +358,15 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         args,
         (n) => {
           const at = ctx.time.portalTime(n.displayAt);
-          const body = excerpt(htmlToText(str(n.content)), 300);
+          const body = richText(n.content, 300);
           return `${str(n.title)} (${at ? stampLabel(at) : "undated"}, id ${str(n.id)})${body ? `\n  ${body.replace(/\n+/g, " ")}` : ""}`;
         },
         "news",
       );
+      // The original markup stays; `text` is the rendering.
       const items = (out.structured.items as Record<string, unknown>[]).map((n) => ({
         ...n,
-        content: htmlToText(str(n.content)),
+        text: richText(n.content),
       }));
       return { ...out, structured: { ...out.structured, items } };
     }),
@@ -362,6 +383,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         title: z.string(),
         display_at: z.string().nullable(),
         text: z.string(),
+        content: z.unknown(),
       },
       annotations: READ_ONLY,
     },
@@ -369,7 +391,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
       const n =
         (await ctx.portal.getJson<Record<string, unknown>>(`/api/v3/news/${checkId("news_id", news_id)}`)) ??
         {};
-      const text = htmlToText(str(n.content));
+      const text = richText(n.content);
       const at = ctx.time.portalTime(n.displayAt);
       return {
         structured: {
@@ -377,6 +399,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
           title: str(n.title),
           display_at: n.displayAt ? str(n.displayAt) : null,
           text,
+          content: n.content ?? null,
         },
         text: `${str(n.title)}${at ? ` (${stampLabel(at)})` : ""}\n\n${text}`,
       };
@@ -425,7 +448,7 @@ export function registerPortalTools(server: McpServer, ctx: ToolContext): void {
         token.present
           ? `Token: from ${token.source}, expires ${token.expires_at ? ctx.time.label(Date.parse(token.expires_at)) : "?"} (${ctx.time.zone}) (in ${Math.floor((token.expires_in_s ?? 0) / 86400)} days)`
           : "Token: none; paste one at /token",
-        `Idle budget: ${upstream.last_budget_s === null ? "unknown" : `${upstream.last_budget_s} s`} of ${upstream.idle_timeout_s} s${upstream.last_error ? `; last error: ${upstream.last_error}` : ""}`,
+        sessionLine(ctx, upstream, ctx.keepalive.cause),
         `Keep-alive: ${keepalive.state}${keepalive.stopped_reason ? ` (${keepalive.stopped_reason})` : ""}${keepalive.next_at ? `, next at ${keepalive.next_at}` : ""}`,
         `Timetable: ${timetable.configured ? (timetable.reachable ? "reachable" : `unreachable: ${timetable.error}`) : "not configured"}`,
       ];

@@ -52,16 +52,46 @@ export interface FakePortalData {
   courses: Item[];
   rooms: Item[];
   news: Item[];
+  submissions: Item[];
   files: Record<string, { name: string; type: string; body: Buffer }>;
 }
 
+/**
+ * Portal shapes as the public server and its clients read them: a task's `description` is
+ * rich text `{content, type: "richText"}` (CKEditor HTML; older tasks carry a plain string or
+ * none), tasks carry `status` counters and `lessonName`; news `content` is an HTML string with
+ * links; a submission's `comment` and `gradeComment` are HTML.
+ */
 export function defaultData(): FakePortalData {
   const tasks = Array.from({ length: 45 }, (_, i) => ({
     id: `task${String(i).padStart(3, "0")}`,
     name: `Task ${i}`,
     courseName: i % 2 ? "Maths" : "Biology",
+    courseId: i % 2 ? "course1" : "course2",
+    lessonName: i % 3 === 0 ? `Lesson ${i}` : undefined,
     dueDate: new Date(Date.parse("2026-11-22T08:00:00.000Z") + i * 86_400_000).toISOString(),
-    status: { submitted: 0, graded: 0, isDraft: false },
+    availableDate: "2026-11-01T08:00:00.000Z",
+    createdAt: "2026-11-01T08:00:00.000Z",
+    updatedAt: "2026-11-01T08:00:00.000Z",
+    displayColor: "#ff0000",
+    ...(i % 3 === 0
+      ? {
+          description: {
+            content: `<p>Read <a href="https://books.example.org/ch${i}">chapter ${i}</a> and answer <strong>all</strong> questions.</p><ul><li>Use a pen</li><li>Max 2 pages</li></ul>`,
+            type: "richText",
+          },
+        }
+      : i % 3 === 1
+        ? { description: `Plain notes for task ${i}` }
+        : {}),
+    status: {
+      submitted: 0,
+      maxSubmissions: 1,
+      graded: 0,
+      isDraft: false,
+      isSubstitutionTeacher: false,
+      isFinished: false,
+    },
   }));
   return {
     tasks,
@@ -77,8 +107,24 @@ export function defaultData(): FakePortalData {
       {
         id: "news1",
         title: "Sports day",
-        content: "<p>Sports day is on <b>Friday</b>.</p><ul><li>Bring water</li></ul>",
+        content:
+          '<p>Sports day is on <b>Friday</b>.</p><ul><li>Bring water</li></ul><p>Plan: <a href="https://school.example.org/sports">sports page</a></p>',
         displayAt: "2026-11-20T08:00:00.000Z",
+        targetModel: "schools",
+        target: { id: "school1", name: "Fake Comprehensive" },
+        creator: { id: "teacher1", firstName: "Sam", lastName: "Smith" },
+        permissions: ["NEWS_VIEW"],
+      },
+    ],
+    submissions: [
+      {
+        id: "sub1",
+        taskId: "task000",
+        submitted: true,
+        graded: true,
+        grade: 2,
+        comment: "<p>My answers are in the <em>attached</em> file.</p>",
+        gradeComment: '<p>Well done. See <a href="https://school.example.org/feedback">feedback</a>.</p>',
       },
     ],
     files: {
@@ -239,6 +285,7 @@ export class FakePortal {
     const courseBoard = /^\/api\/v3\/course-rooms\/([^/]+)\/board$/.exec(path);
     const roomMatch = /^\/api\/v3\/rooms\/([^/]+)(\/boards)?$/.exec(path);
     const newsMatch = /^\/api\/v3\/news\/([^/]+)$/.exec(path);
+    const submissionsMatch = /^\/api\/v3\/submissions\/task\/([^/]+)$/.exec(path);
     const fileMatch = /^\/api\/v3\/file\/download\/([^/]+)\/([^/]+)$/.exec(path);
     if (m === "POST" && path === "/api/v3/authentication/refresh-session") {
       const deadline = this.sessions.get(key) ?? this.clock.now();
@@ -288,6 +335,12 @@ export class FakePortal {
       const n = this.data.news.find((x) => x.id === newsMatch[1]);
       if (!n) this.send(res, 404, { code: 404, title: "Not Found" });
       else this.send(res, 200, n);
+    } else if (submissionsMatch) {
+      this.send(
+        res,
+        200,
+        this.data.submissions.filter((x) => x.taskId === submissionsMatch[1]),
+      );
     } else if (fileMatch) {
       const f = this.data.files[fileMatch[1] as string];
       if (!f || decodeURIComponent(fileMatch[2] as string) !== f.name) {

@@ -46,6 +46,8 @@ export class FakeTimetable {
   account: "student" | "parent" = "student";
   /** Methods that answer -42003 (maintenance) until removed. */
   readonly failMethods = new Set<string>();
+  /** Children whose reads answer -8509 (no right), e.g. a child who left the school. */
+  readonly deniedChildren = new Set<number>();
   /** Pads each timetable answer with this many bytes (an oversized answer). */
   timetablePadBytes = 0;
   url = "";
@@ -196,7 +198,8 @@ export class FakeTimetable {
   private reader(params: Record<string, unknown>): number | null {
     if (params.type !== "STUDENT") return null;
     const id = Number(params.id);
-    if (this.account === "parent") return PARENT_CHILDREN.some((c) => c.id === id) ? id : null;
+    if (this.account === "parent")
+      return PARENT_CHILDREN.some((c) => c.id === id) && !this.deniedChildren.has(id) ? id : null;
     return id === STUDENT_ID ? id : null;
   }
 }
@@ -267,6 +270,16 @@ const MASTER_DATA = {
     },
   ],
   klassen: [{ id: 30, name: "9b", longName: "Class 9b", departmentId: 0, active: true, displayable: true }],
+  // Holidays and school years as public clients read them (toughIQ/webuntis-mcp parse_holiday:
+  // name, longName, startDate, endDate as ISO dates or yyyymmdd integers).
+  holidays: [
+    { id: 1, name: "Herbst", longName: "Herbstferien", startDate: "2026-10-19", endDate: "2026-10-30" },
+    { id: 2, name: "Weihn", longName: "Weihnachtsferien", startDate: "2026-12-21", endDate: "2027-01-01" },
+    { id: 3, name: "BFT", longName: "Beweglicher Ferientag", startDate: 20261207, endDate: 20261207 },
+    { id: 4, name: "Winter", longName: "Winterferien", startDate: "2027-02-01", endDate: "2027-02-06" },
+  ],
+  schoolyears: [{ id: 7, name: "2026/2027", startDate: "2026-08-10", endDate: "2027-07-16" }],
+  // Mon-Thu six lessons, Friday five (the grid can differ per weekday).
   timeGrid: {
     days: ["MON", "TUE", "WED", "THU", "FRI"].map((day) => ({
       day,
@@ -275,6 +288,8 @@ const MASTER_DATA = {
         { label: "2", startTime: "T08:50", endTime: "T09:35" },
         { label: "3", startTime: "T09:50", endTime: "T10:35" },
         { label: "4", startTime: "T10:40", endTime: "T11:25" },
+        { label: "5", startTime: "T11:40", endTime: "T12:25" },
+        ...(day === "FRI" ? [] : [{ label: "6", startTime: "T12:30", endTime: "T13:15" }]),
       ],
     })),
   },

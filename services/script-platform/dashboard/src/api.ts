@@ -4,6 +4,8 @@
  * dashboard keeps working where the cookie is not sent (for example a proxy that strips it).
  */
 
+import { t } from "./i18n.js";
+
 const TOKEN_KEY = "platform_admin_token";
 export const API = "/api/v1/admin";
 
@@ -86,7 +88,7 @@ export async function request<T>(method: string, path: string, body?: unknown): 
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError(0, { code: "network_error", message: "The server could not be reached." });
+    throw new ApiError(0, { code: "network_error", message: t("network_error") });
   }
   if (!res.ok) {
     const err = await toError(res);

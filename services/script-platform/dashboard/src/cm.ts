@@ -1,11 +1,13 @@
 import type { Completion, CompletionContext, CompletionResult } from "@codemirror/autocomplete";
 import { javascript, javascriptLanguage, typescriptLanguage } from "@codemirror/lang-javascript";
-import { type Diagnostic, lintGutter, setDiagnostics } from "@codemirror/lint";
+import { type Diagnostic, linter, lintGutter, setDiagnostics } from "@codemirror/lint";
 import { Compartment } from "@codemirror/state";
 import { hoverTooltip, keymap } from "@codemirror/view";
 import { basicSetup, EditorView } from "codemirror";
 import type { EditorHandle, SourceProblem } from "./editor.js";
 import { chainBefore, loadSdk, resolveChain, type SdkMember, type SdkModel } from "./sdk-model.js";
+import { TsClient } from "./ts-client.js";
+import type { TsReply } from "./ts-protocol.js";
 
 function infoOf(m: { signature: string; doc: string }): () => Node {
   return () => {
@@ -53,6 +55,66 @@ export function sdkCompletions(model: SdkModel) {
   };
 }
 
+const KIND_TYPES: Record<string, string> = {
+  method: "method",
+  function: "function",
+  property: "property",
+  getter: "property",
+  var: "variable",
+  let: "variable",
+  const: "constant",
+  "local var": "variable",
+  parameter: "variable",
+  class: "class",
+  interface: "interface",
+  type: "type",
+  keyword: "keyword",
+  module: "namespace",
+  enum: "enum",
+};
+
+/**
+ * Completion from the TypeScript worker: it knows the types of local variables (`const c =
+ * kv.collection("x")`, then `c.`), imports and the SDK. Where it has nothing to offer after a `.`
+ * (an unannotated `ctx` is `any` to it), the SDK model's chain completion answers instead.
+ */
+export function tsCompletions(ts: TsClient, typescript: () => boolean, fallback: () => SdkModel | null) {
+  return async (context: CompletionContext): Promise<CompletionResult | null> => {
+    const word = context.matchBefore(/[\w$]*/);
+    const from = word ? word.from : context.pos;
+    const before = context.state.sliceDoc(Math.max(0, from - 1), from);
+    if (!context.explicit && before !== "." && (!word || word.from === word.to)) return null;
+    const source = context.state.doc.toString();
+    const reply: TsReply = await ts
+      .request({ type: "complete", source, typescript: typescript(), pos: context.pos })
+      .catch(() => ({ id: 0, type: "failed", message: "" }));
+    const model = fallback();
+    // "warning" entries are every identifier of a JavaScript file, typed or not: noise after a `.`.
+    const items = reply.type === "completions" ? reply.items.filter((item) => item.kind !== "warning") : [];
+    if (reply.type !== "completions" || (reply.member && items.length === 0))
+      return model ? sdkCompletions(model)(context) : null;
+    if (context.aborted) return null;
+    const options: Completion[] = items.map((item) => ({
+      label: item.name,
+      type: KIND_TYPES[item.kind] ?? "text",
+      ...(item.kind === "method" || item.kind === "function" ? { apply: `${item.name}(` } : {}),
+      info: async () => {
+        const d = await ts.request({
+          type: "detail",
+          source,
+          typescript: typescript(),
+          pos: context.pos,
+          name: item.name,
+          entrySource: item.source,
+        });
+        if (d.type !== "detail" || !d.signature) return null;
+        return infoOf({ signature: d.signature, doc: d.doc })();
+      },
+    }));
+    return { from, options, validFor: /^[\w$]*$/ };
+  };
+}
+
 /** Hover over an SDK name shows its declaration and doc line. */
 export function sdkHover(model: SdkModel) {
   return hoverTooltip((view, pos) => {
@@ -88,6 +150,9 @@ export function toDiagnostics(view: EditorView, problems: SourceProblem[]): Diag
   });
 }
 
+/** Where an editor reports the type errors the worker found (line and column 1-based). */
+export type TypeErrorsListener = (problems: SourceProblem[]) => void;
+
 /** CodeMirror lives in its own chunk: only the script page pays for it. */
 export function createEditor(
   parent: HTMLElement,
@@ -95,9 +160,49 @@ export function createEditor(
   onChange: () => void,
   onSave: () => void,
   typescript = false,
+  services: { appId?: string | undefined; onTypeErrors?: TypeErrorsListener | undefined } = {},
 ): EditorHandle & { destroy(): void } {
   const language = new Compartment();
   const sdk = new Compartment();
+  const checks = new Compartment();
+  let isTs = typescript;
+  const sdkModel = loadSdk();
+  let model: SdkModel | null = null;
+  const worker = services.appId
+    ? new TsClient(
+        services.appId,
+        sdkModel.then((m) => m.source),
+      )
+    : null;
+  const report = (problems: SourceProblem[]) => services.onTypeErrors?.(problems);
+  // Type errors before save, for TypeScript only (JavaScript gets completion from the worker, not checks).
+  const typeCheck = (ts: boolean) =>
+    ts && worker
+      ? linter(
+          async (view) => {
+            const source = view.state.doc.toString();
+            const r = await worker.request({ type: "diagnose", source, typescript: true });
+            if (r.type !== "diagnostics" || view.state.doc.toString() !== source) return [];
+            const doc = view.state.doc;
+            report(
+              r.items.map((d) => {
+                const line = doc.lineAt(Math.min(d.from, doc.length));
+                return { line: line.number, column: d.from - line.from + 1, message: d.message };
+              }),
+            );
+            return r.items.map(
+              (d): Diagnostic => ({
+                from: Math.min(d.from, doc.length),
+                to: Math.min(Math.max(d.to, d.from), doc.length),
+                severity: "error",
+                message: d.message,
+                source: "TypeScript",
+              }),
+            );
+          },
+          { delay: 400 },
+        )
+      : [];
   const lang = (ts: boolean) => javascript({ typescript: ts });
   const view = new EditorView({
     doc,
@@ -116,6 +221,7 @@ export function createEditor(
       basicSetup,
       language.of(lang(typescript)),
       sdk.of([]),
+      checks.of(typeCheck(typescript)),
       lintGutter(),
       EditorView.lineWrapping,
       EditorView.updateListener.of((u) => {
@@ -124,23 +230,39 @@ export function createEditor(
     ],
   });
   // Completion and hover arrive with the declarations; the editor works without them meanwhile.
-  loadSdk().then(
-    (model) =>
+  sdkModel.then(
+    (loaded) => {
+      model = loaded;
+      const complete = worker
+        ? tsCompletions(
+            worker,
+            () => isTs,
+            () => model,
+          )
+        : sdkCompletions(loaded);
       view.dispatch({
         effects: sdk.reconfigure([
-          javascriptLanguage.data.of({ autocomplete: sdkCompletions(model) }),
-          typescriptLanguage.data.of({ autocomplete: sdkCompletions(model) }),
-          sdkHover(model),
+          javascriptLanguage.data.of({ autocomplete: complete }),
+          typescriptLanguage.data.of({ autocomplete: complete }),
+          sdkHover(loaded),
         ]),
-      }),
+      });
+    },
     () => {},
   );
   return {
-    setTypeScript: (ts: boolean) => view.dispatch({ effects: language.reconfigure(lang(ts)) }),
+    setTypeScript: (ts: boolean) => {
+      isTs = ts;
+      if (!ts) report([]);
+      view.dispatch({ effects: [language.reconfigure(lang(ts)), checks.reconfigure(typeCheck(ts))] });
+    },
     setValue: (text: string) =>
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),
     value: () => view.state.doc.toString(),
     showProblems: (problems) => view.dispatch(setDiagnostics(view.state, toDiagnostics(view, problems))),
-    destroy: () => view.destroy(),
+    destroy: () => {
+      view.destroy();
+      worker?.destroy();
+    },
   };
 }

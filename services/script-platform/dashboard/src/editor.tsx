@@ -22,13 +22,26 @@ export function CodeEditor(props: {
   onChange?: () => void;
   onSave?: () => void;
   typescript?: boolean;
+  /** The app whose module scripts imports resolve to (TypeScript worker). */
+  appId?: string;
+  /** Type errors of the current text (TypeScript only), before any save. */
+  onTypeErrors?: (problems: SourceProblem[]) => void;
 }) {
   const host = useRef<HTMLDivElement>(null);
   const onChange = useRef(props.onChange);
   onChange.current = props.onChange;
   const onSave = useRef(props.onSave);
   onSave.current = props.onSave;
+  const onTypeErrors = useRef(props.onTypeErrors);
+  onTypeErrors.current = props.onTypeErrors;
   const [failed, setFailed] = useState<unknown>(null);
+  // The language may change while the editor's chunk still loads: the editor takes the latest.
+  const typescript = useRef(props.typescript === true);
+  typescript.current = props.typescript === true;
+  const handle = useRef<EditorHandle | null>(null);
+  useEffect(() => {
+    handle.current?.setTypeScript(props.typescript === true);
+  }, [props.typescript]);
   useEffect(() => {
     let editor: { destroy(): void } | null = null;
     let gone = false;
@@ -40,9 +53,11 @@ export function CodeEditor(props: {
           props.initial,
           () => onChange.current?.(),
           () => onSave.current?.(),
-          props.typescript === true,
+          typescript.current,
+          { appId: props.appId, onTypeErrors: (p) => onTypeErrors.current?.(p) },
         );
         editor = created;
+        handle.current = created;
         props.onReady(created);
       },
       (err) => setFailed(err),

@@ -2,6 +2,7 @@ import type { JSX } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { type Admin, ApiError, type App, api, logout, onUnauthorized, type Page } from "./api.js";
 import { AppsContext } from "./context.js";
+import { type Key, lang, switchLanguage, t } from "./i18n.js";
 import { Link, match, navigate, usePath } from "./router.js";
 import { ErrorNote, useResource } from "./ui.js";
 import { AdminsPage, ApiKeysPage, MembersPage } from "./views/access.js";
@@ -46,21 +47,21 @@ export function Root() {
       </main>
     );
   }
-  if (session.state === "checking") return <p class="muted center">Loading…</p>;
+  if (session.state === "checking") return <p class="muted center">{t("loading")}</p>;
   if (session.state === "out") return <LoginPage onLogin={(admin) => setSession({ state: "in", admin })} />;
   return <Shell admin={session.admin} onLogout={() => setSession({ state: "out" })} />;
 }
 
-const APP_SECTIONS: Array<[string, string]> = [
-  ["", "Settings"],
-  ["/scripts", "Scripts"],
-  ["/triggers", "Triggers"],
-  ["/executions", "Executions"],
-  ["/dead-letters", "Dead letters"],
-  ["/secrets", "Secrets"],
-  ["/topics", "Topics"],
-  ["/data", "Data"],
-  ["/members", "Members"],
+const APP_SECTIONS: Array<[string, Key]> = [
+  ["", "sec_settings"],
+  ["/scripts", "sec_scripts"],
+  ["/triggers", "sec_triggers"],
+  ["/executions", "sec_executions"],
+  ["/dead-letters", "sec_dead_letters"],
+  ["/secrets", "sec_secrets"],
+  ["/topics", "sec_topics"],
+  ["/data", "sec_data"],
+  ["/members", "sec_members"],
 ];
 
 function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
@@ -73,17 +74,17 @@ function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
     <AppsContext.Provider value={apps}>
       <header class="topbar">
         <Link href="/" class="brand">
-          Script platform
+          {t("brand")}
         </Link>
         <select
-          aria-label="App"
+          aria-label={t("app")}
           value={appId ?? ""}
           onChange={(e) => {
             const id = e.currentTarget.value;
             navigate(id ? `/apps/${id}/scripts` : "/");
           }}
         >
-          <option value="">All apps</option>
+          <option value="">{t("all_apps")}</option>
           {apps.data?.items.map((a) => (
             <option key={a.id} value={a.id}>
               {a.name} ({a.slug})
@@ -92,8 +93,8 @@ function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
         </select>
         <span class="spacer" />
         <Link href="/sdk">SDK</Link>
-        <Link href="/keys">Keys</Link>
-        <Link href="/admins">Admins</Link>
+        <Link href="/keys">{t("keys")}</Link>
+        <Link href="/admins">{t("admins")}</Link>
         <span class="muted who">{admin.username}</span>
         <button
           type="button"
@@ -101,17 +102,26 @@ function Shell({ admin, onLogout }: { admin: Admin; onLogout: () => void }) {
             logout().finally(onLogout);
           }}
         >
-          Log out
+          {t("logout")}
+        </button>
+        <button
+          type="button"
+          class="lang"
+          lang={lang === "de" ? "en" : "de"}
+          aria-label={t("switch_language_label")}
+          onClick={switchLanguage}
+        >
+          {t("switch_language")}
         </button>
       </header>
       {appId && (
-        <nav class="tabs" aria-label="App sections">
+        <nav class="tabs" aria-label={t("app_sections")}>
           {APP_SECTIONS.map(([suffix, label]) => {
             const href = `/apps/${appId}${suffix}`;
             const active = suffix === "" ? path === href : path.startsWith(href);
             return (
               <Link key={suffix} href={href} class={active ? "active" : undefined}>
-                {label}
+                {t(label)}
               </Link>
             );
           })}
@@ -152,7 +162,7 @@ function CurrentPage({ path }: { path: string }) {
   }
   return (
     <p>
-      No such page. <Link href="/">Back to apps</Link>
+      {t("no_page")} <Link href="/">{t("back_to_apps")}</Link>
     </p>
   );
 }

@@ -1,6 +1,7 @@
 import type { ComponentChildren } from "preact";
 import { useCallback, useEffect, useRef, useState } from "preact/hooks";
 import { ApiError, api, type Page } from "./api.js";
+import { t } from "./i18n.js";
 
 export function errorMessage(err: unknown): string {
   if (err instanceof ApiError) return err.body.message;
@@ -71,12 +72,12 @@ export function Loading({ resource }: { resource: Resource<unknown> }) {
       <div class="error-block">
         <ErrorNote error={resource.error} />
         <button type="button" onClick={resource.reload}>
-          Retry
+          {t("retry")}
         </button>
       </div>
     );
   }
-  if (resource.loading && resource.data === undefined) return <p class="muted">Loading…</p>;
+  if (resource.loading && resource.data === undefined) return <p class="muted">{t("loading")}</p>;
   return null;
 }
 
@@ -140,7 +141,7 @@ export function parseJsonField(label: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new Error(`${label} is not valid JSON: ${errorMessage(err)}`);
+    throw new Error(t("not_json", { label, reason: errorMessage(err) }));
   }
 }
 
@@ -189,7 +190,7 @@ export function MoreButton({ paged }: { paged: Paged<unknown> }) {
   if (!paged.hasMore) return null;
   return (
     <button type="button" disabled={paged.loading} onClick={paged.more}>
-      {paged.loading ? "Loading…" : "Load more"}
+      {paged.loading ? t("loading") : t("load_more")}
     </button>
   );
 }

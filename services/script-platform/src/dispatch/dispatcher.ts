@@ -19,6 +19,7 @@ import {
   type OutboxRow,
   outboxRepo,
 } from "./outbox.js";
+import { type ClaimResult, type Freed, SlotScheduler } from "./scheduler.js";
 
 export interface DispatcherDeps {
   database: Database<PlatformDB>;
@@ -43,18 +44,14 @@ export interface DispatcherDeps {
   syncWaitMs?: number;
   /** Of maxConcurrency, the slots background runs may not take (default: a quarter, rounded down). */
   syncSlots?: number;
+  /**
+   * PLATFORM_CLAIM_TAKEOVER_S: a claim's lease, renewed every `heartbeatMs` (PLATFORM_CLAIM_HEARTBEAT_S)
+   * while this process lives; rows of a process that stopped renewing are claimable once it ran out.
+   * Unset: the run ceiling's lease, no heartbeat.
+   */
+  leaseMs?: number;
+  heartbeatMs?: number;
 }
-
-const CLAIM_BATCH = 32;
-/**
- * While this many runs are in flight, a claim waits until as many slots are free: under a
- * backlog every finishing run would otherwise claim its one replacement (a statement, and a
- * script read, per run on PostgreSQL). A deferred claim still happens within CLAIM_DEFER_MS.
- */
-const CLAIM_MIN = 8;
-const CLAIM_DEFER_MS = 10;
-/** Share of PLATFORM_MAX_CONCURRENCY kept for sync requests by default (rounded down: none below 4 slots). */
-const SYNC_SHARE = 0.25;
 
 /** A sync request's row as its own process holds it: the decoded request behind row.payload. */
 export interface OwnRequest {
@@ -77,58 +74,39 @@ function jsonText<T>(v: unknown): T {
  */
 export function createDispatcher(deps: DispatcherDeps) {
   const { database, clock, logger, executor, executions, failures, inbox, instanceId } = deps;
-  const repo = outboxRepo(database, clock);
+  const leaseMs = deps.leaseMs ?? LEASE_MS;
+  const repo = outboxRepo(database, clock, leaseMs);
+  let heartbeat: TimerHandle | null = null;
   const commits = new GroupCommit(database);
   const inflight = new Set<Promise<void>>();
-  let running = 0;
-  /**
-   * Slots the claim in flight may fill, not counted in `running` until it returns. A sync request
-   * arriving meanwhile takes one of them (it is waited on; a backlog row is not), and the claim
-   * gives back the rows it got beyond the slots it still has.
-   */
-  let claiming = 0;
-  /**
-   * Of `running`, the runs nobody waits for (claimed rows, triggered runs written claimed). They
-   * may hold at most `backgroundMax` slots: the rest stay for sync requests, whose caller waits.
-   * Without that, a steady backlog of triggered runs held every slot and each sync request
-   * queued behind the whole backlog (bench mixed step: the hello route fell from ~5,000 to
-   * 53-64 req/s, p99 0.8-1.1 s).
-   */
-  let background = 0;
-  const backgroundMax = Math.max(
-    1,
-    deps.maxConcurrency - (deps.syncSlots ?? Math.floor(deps.maxConcurrency * SYNC_SHARE)),
-  );
-  const free = () => deps.maxConcurrency - running - claiming;
-  /**
-   * Sync requests waiting for a slot, oldest first: a slot that frees goes to them before any
-   * claim (their caller waits; a backlog row does not). See submitOwn.
-   */
-  const slotWaiters: { grant(): void; refuse(): void }[] = [];
-  /** Give free slots to waiting sync requests; true when one was left free for a claim. */
-  const handOff = (): boolean => {
-    while (slotWaiters.length > 0 && free() > 0) {
-      running++;
-      slotWaiters.shift()?.grant();
+  /** The slot policy (scheduler.ts); this closure does the I/O its decisions call for. */
+  const slots = new SlotScheduler({
+    max: deps.maxConcurrency,
+    syncWaitMs: deps.syncWaitMs,
+    ...(deps.syncSlots !== undefined ? { syncSlots: deps.syncSlots } : {}),
+  });
+  /** Sync requests waiting for a slot, by the scheduler's waiter id. */
+  const slotWaiters = new Map<number, { timer: TimerHandle; resolve(granted: boolean): void }>();
+  const grant = (ids: readonly number[]) => {
+    for (const id of ids) {
+      const w = slotWaiters.get(id);
+      slotWaiters.delete(id);
+      w?.timer.cancel();
+      w?.resolve(true);
     }
-    return free() > 0;
   };
-  /** Slots a claim or the outbox writer may take for background runs now. */
-  const freeForBackground = () => Math.min(free(), backgroundMax - background - claiming);
-  let stopped = true;
+  /** A slot freed: grant it to waiting sync requests, and claim when the scheduler says so. */
+  const onFreed = (f: Freed) => {
+    grant(f.grant);
+    if (f.wake) wake();
+  };
   let ticking: Promise<void> | null = null;
-  /** Whether due rows may be waiting for a free slot (set by every wake-up, cleared by a short claim). */
-  let backlog = true;
-  let again = false;
   let poll: TimerHandle | null = null;
   /** Aborted on stop: in-flight runs end at once (their rows are settled as failures). */
   let shutdown = new AbortController();
   let unsubscribe: (() => Promise<void>) | null = null;
-  /** Slots a claim waits for while at least as many runs are in flight (small pools: 1). */
-  const claimMin = Math.max(1, Math.min(CLAIM_MIN, Math.floor(deps.maxConcurrency / 4)));
   /** The claim a deferral promised (a free slot is used within CLAIM_DEFER_MS at the latest). */
   let deferred: TimerHandle | null = null;
-  let force = false;
 
   const toJob = (row: OutboxRow, own?: OwnRequest): Job => {
     // This process's own sync request: the request as the route decoded it (the row's payload is
@@ -250,24 +228,19 @@ export function createDispatcher(deps: DispatcherDeps) {
         logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
       )
       .finally(() => {
-        running--;
-        if (!sync) background--;
         inflight.delete(p);
-        // A freed slot goes to a waiting sync request first; else it only needs a claim when rows
-        // may be waiting for one.
-        if (handOff() && backlog) wake();
+        onFreed(slots.runEnded(sync));
       });
     inflight.add(p);
   };
 
   /**
-   * Rows this process holds and will not run after all (it is stopping): anyone's again at once,
-   * not after their lease; other processes hear of them. Awaited by idle() (stop waits for it).
+   * Rows this process holds and will not run after all (stopping, or beyond the slots free when
+   * a claim returned: those hold no slot, `counted` false): anyone's again at once, not after
+   * their lease; other processes hear of them. Awaited by idle() (stop waits for it).
    */
-  const giveBack = (rows: readonly OutboxRow[]) => {
-    running -= rows.length;
-    background -= rows.length;
-    handOff();
+  const giveBack = (rows: readonly OutboxRow[], counted = true) => {
+    if (counted) grant(slots.givenBack(rows.length));
     const p: Promise<void> = repo
       .giveBack(
         database.db,
@@ -289,58 +262,47 @@ export function createDispatcher(deps: DispatcherDeps) {
     inflight.add(p);
   };
 
-  /** Start rows claimed by this process (their slots are counted in `running`), unless stopping. */
+  /** Start rows claimed by this process (their slots are counted as running), unless stopping. */
   const begin = (rows: readonly OutboxRow[], scripts: ReadonlyMap<string, ScriptRecord> | null) => {
     // A run started now would only end as a shutdown failure (an attempt spent, maybe a dead letter).
-    if (stopped) return giveBack(rows);
+    if (slots.stopped) return giveBack(rows);
     for (const row of rows) start(row, scripts?.get(row.script_id));
   };
 
   const tick = async () => {
     try {
       do {
-        again = false;
-        const want = Math.min(freeForBackground(), CLAIM_BATCH);
-        if (want <= 0 || stopped) {
-          backlog = true;
+        const step = slots.nextClaim();
+        if (step.kind === "none") break;
+        if (step.kind === "defer") {
+          if (step.arm)
+            deferred = clock.setTimeout(() => {
+              deferred = null;
+              slots.deferElapsed();
+              wake();
+            }, step.ms);
           break;
         }
-        if (want < claimMin && background >= claimMin && !force) {
-          // Enough runs in flight: their ends bring more free slots; the timer bounds the wait.
-          backlog = true;
-          deferred ??= clock.setTimeout(() => {
-            deferred = null;
-            force = true;
-            wake();
-          }, CLAIM_DEFER_MS);
-          break;
+        if (step.cancelDefer) {
+          deferred?.cancel();
+          deferred = null;
         }
-        force = false;
-        deferred?.cancel();
-        deferred = null;
-        claiming = want;
         let rows: OutboxRow[] = [];
-        let slots = 0;
+        let claimed: ClaimResult;
         try {
           // One statement, its own transaction (outbox-repo.ts claim).
-          rows = await repo.claim(database.db, instanceId, want);
-        } finally {
-          // What is free now: sync requests may have taken some of the claim's slots, runs may have ended.
-          slots = Math.max(
-            0,
-            Math.min(deps.maxConcurrency - running - slotWaiters.length, backgroundMax - background),
-          );
-          claiming = 0;
-          running += rows.length;
-          background += rows.length;
+          rows = await repo.claim(database.db, instanceId, step.want);
+        } catch (err) {
+          grant(slots.claimReturned(step.want, 0, true).grant);
+          throw err;
         }
-        const got = rows.length;
-        if (got > slots) {
-          // The rows beyond the free slots are anyone's again at once.
-          giveBack(rows.slice(slots));
-          rows = rows.slice(0, slots);
+        claimed = slots.claimReturned(step.want, rows.length);
+        if (claimed.giveBack > 0) {
+          // The rows beyond the free slots are anyone's again at once (the scheduler counted no slot for them).
+          giveBack(rows.slice(claimed.keep), false);
+          rows = rows.slice(0, claimed.keep);
         }
-        handOff(); // slots the claim left free go to sync requests that waited meanwhile
+        grant(claimed.grant);
         // The claim's scripts in one read (per run it was one statement each). A failed read only
         // costs speed: each run then reads its own script.
         let scripts: Map<string, ScriptRecord> | null = null;
@@ -351,28 +313,21 @@ export function createDispatcher(deps: DispatcherDeps) {
             logger.warn({ err }, "reading the claimed rows' scripts failed; each run reads its own");
           }
         begin(rows, scripts);
-        backlog = got === want;
-        if (backlog) again = true;
-      } while (again && !stopped);
+      } while (slots.claimAgain);
     } catch (err) {
       logger.error({ err }, "outbox claim failed");
     }
   };
 
   function wake(): void {
-    if (stopped) return;
-    backlog = true;
-    if (ticking) {
-      again = true;
-      return;
-    }
+    if (!slots.wake()) return;
     // tick() may finish synchronously (no free slot): clear the marker only for this tick.
     const p = tick();
     ticking = p;
     void p.then(() => {
       if (ticking !== p) return;
       ticking = null;
-      if (again) wake(); // a wake-up that arrived as the tick was finishing
+      if (slots.claimLoopEnded()) wake(); // a wake-up that arrived as the tick was finishing
     });
   }
 
@@ -385,47 +340,44 @@ export function createDispatcher(deps: DispatcherDeps) {
         .catch((err) => logger.warn({ err }, "outbox notify failed"));
   };
   /**
-   * Slots the outbox writer took (local.reserve) whose rows are neither started nor given back
-   * yet: their write is in flight. stop() waits for them, so every row written claimed by this
-   * process is started or given back before it stops, never left to its lease.
+   * Reserved slots (local.reserve) whose rows are neither started nor given back yet: their write
+   * is in flight. stop() waits for them, so every row written claimed by this process is started
+   * or given back before it stops, never left to its lease.
    */
-  let reserved = 0;
   let reservedDone: { promise: Promise<void>; resolve: () => void } | null = null;
-  const settleReserved = (n: number) => {
-    reserved -= n;
-    if (reserved > 0 || !reservedDone) return;
+  const settleReserved = () => {
+    if (slots.reserved > 0 || !reservedDone) return;
     reservedDone.resolve();
     reservedDone = null;
   };
 
   /**
-   * How long a sync request finding every slot taken waits here for one (a run ends every few
+   * Wait for a slot (counted as running when it resolves true); false when the wait ran out or the
+   * dispatcher stopped. A sync request finding every slot taken waits here (a run ends every few
    * milliseconds under load) before its row goes in unclaimed, for whichever process claims it.
    */
-  const syncSlotWaitMs = deps.syncWaitMs ?? 0;
-  /** Wait for a slot (counted in `running` when it resolves true); false when the wait ran out or the dispatcher stopped. */
-  const waitForSlot = () =>
+  const waitForSlot = (id: number, ms: number) =>
     new Promise<boolean>((resolve) => {
-      const waiter = {
-        grant: () => {
-          timer.cancel();
-          resolve(true);
-        },
-        refuse: () => {
-          timer.cancel();
-          const i = slotWaiters.indexOf(waiter);
-          if (i >= 0) slotWaiters.splice(i, 1);
-          resolve(false);
-        },
-      };
-      const timer = clock.setTimeout(waiter.refuse, syncSlotWaitMs);
-      slotWaiters.push(waiter);
+      const timer = clock.setTimeout(() => {
+        if (!slots.syncWaitExpired(id)) return;
+        slotWaiters.delete(id);
+        resolve(false);
+      }, ms);
+      slotWaiters.set(id, { timer, resolve });
     });
+  const refuse = (ids: readonly number[]) => {
+    for (const id of ids) {
+      const w = slotWaiters.get(id);
+      slotWaiters.delete(id);
+      w?.timer.cancel();
+      w?.resolve(false);
+    }
+  };
 
   /** Resolves when nothing is running (tests, shutdown). */
   const idle = async (): Promise<void> => {
-    while (inflight.size > 0 || ticking || reserved > 0) {
-      if (reserved > 0 && !reservedDone) {
+    while (inflight.size > 0 || ticking || slots.reserved > 0) {
+      if (slots.reserved > 0 && !reservedDone) {
         let resolve = () => {};
         const promise = new Promise<void>((r) => {
           resolve = r;
@@ -439,22 +391,16 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** Runs the outbox writer hands over as it writes them (enqueue.ts LocalRuns). */
   const local: LocalRuns = {
     instanceId,
-    reserve(n) {
-      if (stopped) return 0;
-      const k = Math.max(0, Math.min(n, freeForBackground()));
-      running += k;
-      background += k;
-      reserved += k;
-      return k;
-    },
+    leaseMs,
+    reserve: (n) => slots.reserve(n),
     unreserve(n) {
-      running -= n;
-      background -= n;
-      settleReserved(n);
-      if (handOff() && backlog) wake();
+      const freed = slots.unreserve(n);
+      settleReserved();
+      onFreed(freed);
     },
     start(rows, scripts) {
-      settleReserved(rows.length);
+      slots.reservedWritten(rows.length);
+      settleReserved();
       begin(rows, scripts);
     },
   };
@@ -478,19 +424,16 @@ export function createDispatcher(deps: DispatcherDeps) {
      * inserted unclaimed (durable) for the next claim of any process.
      */
     async submitOwn(row: OutboxRow, script?: ScriptRecord, own?: OwnRequest): Promise<void> {
-      let slot = false;
-      if (!stopped && running < deps.maxConcurrency) {
-        if (free() <= 0) claiming--; // a slot the claim in flight had not filled yet
-        running++;
-        slot = true;
-      } else if (!stopped && syncSlotWaitMs > 0) slot = await waitForSlot();
+      const decision = slots.syncArrives();
+      const slot =
+        decision.kind === "run" ||
+        (decision.kind === "wait" && (await waitForSlot(decision.id, decision.ms)));
       if (slot) {
-        const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + LEASE_MS) };
+        const claimed = { ...row, claimed_by: instanceId, lease_until: toIso(clock.now() + leaseMs) };
         try {
           await commits.writeCommitted(repo.insertWrite(claimed));
         } catch (err) {
-          running--;
-          if (handOff() && backlog) wake();
+          onFreed(slots.runEnded(true));
           throw err;
         }
         start(claimed, script, own, true);
@@ -505,20 +448,26 @@ export function createDispatcher(deps: DispatcherDeps) {
       enqueued();
     },
     get running() {
-      return running;
+      return slots.running;
     },
     async start() {
-      stopped = false;
+      slots.start();
       shutdown = new AbortController();
       poll = clock.setInterval(wake, deps.pollMs ?? 1000);
+      if (deps.heartbeatMs !== undefined)
+        heartbeat = clock.setInterval(() => {
+          repo
+            .renewLeases(database.db, instanceId)
+            .catch((err) => logger.error({ err }, "renewing this process's outbox claims failed"));
+        }, deps.heartbeatMs);
       if (database.backend === "postgres")
         unsubscribe = await database.notifier.subscribe(OUTBOX_CHANNEL, wake);
       wake();
     },
     async stop() {
-      stopped = true;
-      for (const w of [...slotWaiters]) w.refuse();
+      refuse(slots.stop());
       poll?.cancel();
+      heartbeat?.cancel();
       deferred?.cancel();
       deferred = null;
       await unsubscribe?.();

@@ -9,7 +9,7 @@ import {
   type NewOutboxRow,
   notifyOutbox,
 } from "./enqueue-repo.js";
-import { LEASE_MS, type OutboxRow } from "./outbox-repo.js";
+import type { OutboxRow } from "./outbox-repo.js";
 
 /**
  * A triggered run to write to the outbox. Every row runs its script as the principal that
@@ -40,6 +40,8 @@ export interface TriggeredRun {
  */
 export interface LocalRuns {
   instanceId: string;
+  /** How long a claim holds before another process may take it over (renewed by the heartbeat). */
+  leaseMs: number;
   /** Takes up to `n` free run slots (0 when stopped or full); start or unreserve gives each back. */
   reserve(n: number): number;
   /**
@@ -193,7 +195,7 @@ export function createOutboxWriter(deps: {
         const script = run.script ?? read.get(run.scriptId);
         if (script) scripts.set(run.scriptId, script);
         row.claimed_by = local.instanceId;
-        row.lease_until = toIso(Date.parse(run.now) + LEASE_MS);
+        row.lease_until = toIso(Date.parse(run.now) + local.leaseMs);
         claimed.push({
           ...row,
           execution_id: null,

@@ -20,8 +20,9 @@ export type OutboxRow = Omit<
 };
 
 /**
- * A claim holds a row for the longest a run may take (the 300 s ceiling) plus a margin; when a
- * process dies mid-run the row becomes claimable again after that.
+ * Default lease of a claim when nothing renews it: the longest a run may take (the 300 s ceiling)
+ * plus a margin. The dispatcher passes a shorter lease (PLATFORM_CLAIM_TAKEOVER_S) and renews it
+ * with its heartbeat, so a dead process's rows are taken over within that time.
  */
 export const LEASE_MS = (MAX_TIMEOUT_SECONDS + 30) * 1000;
 /** A reply row nobody claimed for this long belongs to a process that is gone. */
@@ -64,7 +65,7 @@ const TEMPLATE_ROW: OutboxRow = {
   created_at: "",
 };
 
-export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
+export function outboxRepo(database: Database<PlatformDB>, clock: Clock, leaseMs = LEASE_MS) {
   const d = database.dialect;
   const toRow = (r: Record<string, unknown>): OutboxRow => ({
     ...(r as unknown as OutboxRow),
@@ -161,12 +162,24 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock) {
         mine: `${instance}/%`,
         now: toIso(now),
         stale: toIso(now - STALE_REPLY_MS),
-        lease: toIso(now + LEASE_MS),
+        lease: toIso(now + leaseMs),
         limit,
       });
       return rows
         .map((r) => toRow(r as Record<string, unknown>))
         .sort((x, y) => (x.due_at < y.due_at ? -1 : x.due_at > y.due_at ? 1 : 0));
+    },
+
+    /**
+     * The heartbeat: every row `instance` holds gets its lease renewed (now + the lease). A
+     * process that stops renewing (it died) loses its rows when their lease runs out.
+     */
+    async renewLeases(db: Kysely<PlatformDB>, instance: string): Promise<void> {
+      await db
+        .updateTable("outbox")
+        .set({ lease_until: toIso(clock.now() + leaseMs) })
+        .where("claimed_by", "=", instance)
+        .execute();
     },
 
     async delete(trx: Kysely<PlatformDB>, id: string): Promise<void> {

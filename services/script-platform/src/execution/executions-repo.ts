@@ -10,8 +10,7 @@ export type { ExecutionRecord, RunError } from "../dispatch/job.js";
 /** Filters of the executions list and live tail (contract "Authoring"). */
 export interface ExecutionFilters {
   script_id?: string | null | undefined;
-  /** ok | error | timeout | limit, or the stored succeeded | failed. */
-  status?: string | null | undefined;
+  status?: ExecutionStatus | null | undefined;
   invocation_type?: string | null | undefined;
   /** RFC 3339: runs started at or after. */
   since?: string | null | undefined;
@@ -20,25 +19,37 @@ export interface ExecutionFilters {
 /** Error codes that count as `limit` (a sandbox limit ended the run). */
 export const LIMIT_CODES = ["operation_limit", "size_limit", "call_depth_limit", "sdk_limit"];
 
+/** The status records, the filter and the stream share (contract: `ok|error|timeout|limit`). */
+export type ExecutionStatus = "ok" | "error" | "timeout" | "limit";
+export const EXECUTION_STATUSES = ["ok", "error", "timeout", "limit"] as const;
+
+/**
+ * The public status of a stored run. The log stores `succeeded | failed` plus the error code (the
+ * settle path writes it, and the metrics count by it); the filter below reads the same two columns.
+ */
+export function executionStatus(stored: string, errorCode: string | null | undefined): ExecutionStatus {
+  if (stored === "succeeded") return "ok";
+  if (errorCode === "timeout") return "timeout";
+  if (errorCode && LIMIT_CODES.includes(errorCode)) return "limit";
+  return "error";
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: one filter helper for selects on the executions table
 function filtered<Q extends { where: (...a: any[]) => Q }>(q: Q, f: ExecutionFilters): Q {
   let out = q;
   if (f.script_id) out = out.where("script_id", "=", f.script_id);
   if (f.invocation_type) out = out.where("invocation_type", "=", f.invocation_type);
   if (f.since) out = out.where("created_at", ">=", f.since);
+  // Each case selects exactly the rows executionStatus() names so.
   switch (f.status) {
     case "ok":
-    case "succeeded":
       out = out.where("status", "=", "succeeded");
       break;
-    case "failed":
-      out = out.where("status", "=", "failed");
-      break;
     case "timeout":
-      out = out.where("error_code", "=", "timeout");
+      out = out.where("status", "=", "failed").where("error_code", "=", "timeout");
       break;
     case "limit":
-      out = out.where("error_code", "in", LIMIT_CODES);
+      out = out.where("status", "=", "failed").where("error_code", "in", LIMIT_CODES);
       break;
     case "error":
       out = out
@@ -176,7 +187,7 @@ export function executionsRepo(database: Database<PlatformDB>) {
     app_id: r.app_id,
     script_id: r.script_id,
     invocation_type: r.invocation_type,
-    status: r.status,
+    status: executionStatus(r.status, r.error_code),
     duration_ms: r.duration_ms,
     logs: JSON.parse(r.logs) as LogEntry[],
     error: errorOf(r),

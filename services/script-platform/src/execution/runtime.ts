@@ -2,7 +2,7 @@ import { hostname } from "node:os";
 import { systemClock, toIso } from "@app/kit/clock";
 import { unavailable } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
-import { subscriberTokenTtl } from "../config.js";
+import { claimLease, subscriberTokenTtl } from "../config.js";
 import type { PlatformContext, Worker } from "../context.js";
 import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repo.js";
@@ -131,6 +131,7 @@ export async function createRuntime(
   const engine = await EnginePool.start({
     workers: config.PLATFORM_WORKERS,
     appConcurrency: appConcurrency(config),
+    spareWorkers: config.PLATFORM_SPARE_WORKERS,
     sdkCallsInFlight: config.PLATFORM_SDK_CALLS_IN_FLIGHT,
     sdkCallsPerRun: config.PLATFORM_SDK_CALLS_PER_RUN,
     // Real time on purpose: workers measure their deadlines on the wall clock, and the watchdog
@@ -177,6 +178,7 @@ export async function createRuntime(
     instanceId,
     maxConcurrency: config.PLATFORM_MAX_CONCURRENCY,
     syncWaitMs: SYNC_QUEUE_WAIT_MS,
+    ...claimLease(config),
   });
   const d = dispatcher;
   const limits = { maxPendingAsyncPerApp: MAX_PENDING_ASYNC_PER_APP };

@@ -140,7 +140,7 @@ export const Execution = z
     id: z.string(),
     script_id: z.string().nullable().optional(),
     script_name: z.string().nullable().optional(),
-    status: z.string(),
+    status: z.enum(["ok", "error", "timeout", "limit"]),
     invocation_type: z.string().optional(),
     started_at: iso.optional(),
     created_at: iso.optional(),

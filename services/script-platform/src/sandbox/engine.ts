@@ -7,7 +7,7 @@ import type {
   QuickJSRuntime,
 } from "quickjs-emscripten-core";
 import { decodeFromGuest, encodeForGuest, SizeLimitError } from "./boundary.js";
-import { memoryBytes, OPS_PER_INTERRUPT, type RunLimits, stackBytes } from "./limits.js";
+import { memoryBytes, OPS_PER_INTERRUPT, OPS_PER_JOB, type RunLimits, stackBytes } from "./limits.js";
 import { PRELUDE_SOURCE } from "./prelude.js";
 import { quickJS } from "./quickjs.js";
 
@@ -139,6 +139,8 @@ interface WarmContext {
 }
 
 export const LOG_MAX_ENTRIES = 200;
+/** Promise jobs run between two checks of the operation budget and the deadline. */
+const JOB_SLICE = 256;
 export const LOG_MAX_CHARS = 4096;
 const LEVELS = new Set<LogLevel>(["trace", "debug", "info", "warn", "error"]);
 
@@ -444,7 +446,17 @@ export class Engine {
     const { vm, rt } = w;
     for (;;) {
       if (st.stop) throw new Stop();
-      const jobs = rt.executePendingJobs();
+      // In slices, each job counted against the operation budget (OPS_PER_JOB) and the deadline
+      // checked between them: a job loop polls the interrupt handler too rarely to be stopped
+      // on time by it alone.
+      const jobs = rt.executePendingJobs(JOB_SLICE);
+      if (!jobs.error && jobs.value > 0) {
+        st.ops += jobs.value * OPS_PER_JOB;
+        if (st.ops > st.limits.max_operations) st.halt?.("operation_limit");
+        else if (jobs.value >= JOB_SLICE && this.deps.clock.now() >= st.deadline) st.halt?.("timeout");
+        if (st.stop) throw new Stop();
+        if (jobs.value >= JOB_SLICE) continue;
+      }
       if (jobs.error) {
         // A job fails at the engine level only with what a script cannot catch (its own throws
         // reject promises instead): an interrupt, out of memory, a stack overflow. Name the limit;
@@ -699,6 +711,8 @@ export class Engine {
     file: string,
   ): GuestThrew {
     let isInternal = false;
+    /** The inspection itself could not run: only memory exhaustion makes that constant snippet fail. */
+    let noMemory = false;
     let stack: string | null = null;
     let name = "Error";
     let message = "";
@@ -711,8 +725,14 @@ export class Engine {
         if (!r.error) {
           isInternal = vm.sameValue(r.value, internalErrorProto);
           r.value.dispose();
-        } else r.error.dispose();
-      } else protoResult.error.dispose();
+        } else {
+          r.error.dispose();
+          noMemory = true;
+        }
+      } else {
+        protoResult.error.dispose();
+        noMemory = true;
+      }
       name = readString(vm, errH, "name") ?? "Error";
       message = readString(vm, errH, "message") ?? "";
       stack = readString(vm, errH, "stack") ?? null;
@@ -721,7 +741,9 @@ export class Engine {
       message = typeof d === "string" ? d : (JSON.stringify(d) ?? String(d));
     }
     const depthOverflow = isInternal && message === "stack overflow";
-    const outOfMemory = isInternal && message === "out of memory";
+    // QuickJS's own size errors: the heap limit, and a string past its maximum length (`s += s`).
+    const outOfMemory =
+      noMemory || (isInternal && (message === "out of memory" || message === "string too long"));
     // Never an empty "Error: ": a script may throw an error without a message, or a non-error.
     const text = message ? `${name}: ${message}` : `${name} (thrown without a message)`;
     if (stack && stack.length > 4000) stack = `${stack.slice(0, 4000)}…`;

@@ -58,7 +58,23 @@ export interface PoolOptions {
   graceMs?: number;
   /** Replace a worker after a run that left its WASM memory above this. */
   recycleWasmBytes?: number;
+  /**
+   * Workers started on demand beyond `workers` (see Spare workers below); 0: none.
+   */
+  spareWorkers?: number;
+  /** A spare worker idle this long stops. */
+  spareIdleMs?: number;
 }
+
+/**
+ * Spare workers: a run of an app below its cap that finds every worker taken (by other apps'
+ * runs, e.g. hogs spinning to their timeout) starts one more worker, up to `spareWorkers` beyond
+ * `workers`; a spare stops once idle for `spareIdleMs`. With the per-app cap counted on the
+ * base workers, K apps each running a hog hold K workers and another app still gets one of its
+ * own (the OS shares the cores between the threads), while a burst of one app keeps to its cap and
+ * starts nothing. Spares are started lazily, so an idle or single-app instance pays nothing.
+ */
+export const DEFAULT_SPARE_IDLE_MS = 30_000;
 
 export interface PoolRun {
   appId: string;
@@ -148,6 +164,10 @@ interface Slot {
   scripts: Lru<string, RunLimits>;
   /** Run messages waiting for this turn's flush (see `send`). */
   outgoing: { msg: Extract<ToWorker, { t: "run" }>; failed: () => void }[];
+  /** Started on demand beyond the base workers (see Spare workers). */
+  spare: boolean;
+  /** A spare's stop once idle (armed while it has nothing to run). */
+  idleTimer: TimerHandle | null;
 }
 
 /**
@@ -220,7 +240,7 @@ export class EnginePool {
   ) {
     this.graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
     this.recycleWasmBytes = opts.recycleWasmBytes ?? DEFAULT_RECYCLE_WASM_BYTES;
-    for (let i = 0; i < Math.max(1, opts.workers); i++) this.slots.push(this.spawn());
+    for (let i = 0; i < Math.max(1, opts.workers); i++) this.slots.push(this.spawn(false));
   }
 
   /** Workers in the pool and how many are running a script now (the metrics gauge). */
@@ -236,6 +256,8 @@ export class EnginePool {
   }
   /** Workers started since the pool was built beyond the initial ones (tests, metrics). */
   replaced = 0;
+  /** Spare workers started (see Spare workers; tests, metrics). */
+  sparesStarted = 0;
   /** Runs handed on to a busy worker ahead of time (pipelining; tests, metrics). */
   handedOn = 0;
   /** Run messages that carried their script (the others carried only ctx; tests, metrics). */
@@ -307,6 +329,7 @@ export class EnginePool {
     }
     await Promise.all(
       this.slots.map(async (s) => {
+        s.idleTimer?.cancel();
         if (s.active)
           this.finish(s, this.failure("internal_error", "The script engine is shutting down.", 0));
         s.gone = true;
@@ -319,7 +342,7 @@ export class EnginePool {
     return { ok: false, kind, message, logs: [], durationMs };
   }
 
-  private spawn(): Slot {
+  private spawn(spare: boolean): Slot {
     const cells = new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT);
     const data: WorkerData = {
       wasm: this.wasm,
@@ -341,6 +364,8 @@ export class EnginePool {
       nextCell: 0,
       scripts: new Lru(SCRIPTS_PER_WORKER),
       outgoing: [],
+      spare,
+      idleTimer: null,
     };
     worker.on("message", (m: FromWorker) => this.onMessage(slot, m));
     worker.on("error", (err) => {
@@ -372,7 +397,8 @@ export class EnginePool {
     this.requeueHeld(slot);
     const i = this.slots.indexOf(slot);
     if (i < 0 || this.closed) return;
-    this.slots[i] = this.spawn();
+    slot.idleTimer?.cancel();
+    this.slots[i] = this.spawn(slot.spare);
     this.replaced++;
   }
 
@@ -386,7 +412,10 @@ export class EnginePool {
       }
       // A worker with handed-on runs but none known running is about to start one ("started").
       const idle = this.slots.filter((s) => s.ready && !s.active && !s.gone && s.held.length === 0);
-      if (idle.length === 0) break;
+      if (idle.length === 0) {
+        this.addSpare();
+        break;
+      }
       const key = p.req.key;
       const slot = (key ? idle.find((s) => s.recent.includes(key)) : undefined) ?? (idle[0] as Slot);
       this.queue.splice(i, 1);
@@ -395,6 +424,34 @@ export class EnginePool {
       this.assign(slot, p);
     }
     this.pipeline();
+    this.idleSpares();
+  }
+
+  /** A run below its app's cap found no free worker: start a spare, unless one is loading already. */
+  private addSpare(): void {
+    const spares = this.slots.filter((s) => s.spare).length;
+    if (spares >= (this.opts.spareWorkers ?? 0) || this.slots.some((s) => !s.ready && !s.gone)) return;
+    this.slots.push(this.spawn(true));
+    this.sparesStarted++;
+  }
+
+  /** Arm the stop of spares with nothing to run; disarm it for those that got work. */
+  private idleSpares(): void {
+    for (const slot of this.slots) {
+      if (!slot.spare || slot.gone) continue;
+      const idle = slot.ready && !slot.active && slot.held.length === 0 && slot.outgoing.length === 0;
+      if (!idle) {
+        slot.idleTimer?.cancel();
+        slot.idleTimer = null;
+      } else
+        slot.idleTimer ??= this.opts.clock.setTimeout(() => {
+          slot.idleTimer = null;
+          if (slot.gone || slot.active || slot.held.length > 0 || slot.outgoing.length > 0) return;
+          slot.gone = true;
+          this.slots.splice(this.slots.indexOf(slot), 1);
+          void slot.worker.terminate();
+        }, this.opts.spareIdleMs ?? DEFAULT_SPARE_IDLE_MS);
+    }
   }
 
   /**

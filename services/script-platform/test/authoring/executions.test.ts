@@ -103,4 +103,61 @@ describe("executions: filters and the live tail", () => {
     every.close();
     onlyErrors.close();
   });
+
+  it("records, the status filter and the stream share one vocabulary: ok, error, timeout, limit", async () => {
+    const hog = (
+      await h.call("POST", "/api/v1/admin/scripts", {
+        app_id: appId,
+        name: "hog",
+        source: "export default () => { for (;;) {} };",
+        sandbox: { max_operations: 10_000 },
+      })
+    ).json().id as string;
+    const slow = (
+      await h.call("POST", "/api/v1/admin/scripts", {
+        app_id: appId,
+        name: "slow",
+        source: "export default () => new Promise((r) => setTimeout(r, 60_000));",
+        timeout_seconds: 1,
+      })
+    ).json().id as string;
+    const auth = { authorization: `Bearer ${h.token}` };
+    const limits = await openSseClient(
+      port,
+      `/api/v1/admin/apps/${appId}/executions/stream?status=limit`,
+      auth,
+    );
+    await h.clock.advance(1000);
+    expect((await h.call("GET", `/api/v1/execute/${hog}`)).statusCode).toBe(507);
+    const slowRun = h.call("GET", `/api/v1/execute/${slow}`);
+    for (
+      let i = 0;
+      i < 100 && (await Promise.race([slowRun.then(() => true), Promise.resolve(false)])) === false;
+      i++
+    ) {
+      await h.clock.advance(500);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await slowRun).statusCode).toBe(504);
+    await recorded(6);
+    const all = await list("");
+    expect(new Set(all.map((e) => e.status))).toEqual(new Set(["ok", "error", "timeout", "limit"]));
+    for (const status of ["ok", "error", "timeout", "limit"]) {
+      const some = await list(`status=${status}`);
+      expect(some.length).toBeGreaterThan(0);
+      expect(some.every((e) => e.status === status)).toBe(true);
+    }
+    expect((await list("status=limit")).map((e) => [e.script_id, e.error?.code])).toEqual([
+      [hog, "operation_limit"],
+    ]);
+    expect((await list("status=timeout")).map((e) => e.script_id)).toEqual([slow]);
+    // The stored words are no filter values.
+    for (const old of ["succeeded", "failed"])
+      expect((await h.call("GET", `/api/v1/admin/apps/${appId}/executions?status=${old}`)).statusCode).toBe(
+        422,
+      );
+    await limits.waitFor('"status":"limit"', h.clock);
+    expect(limits.text()).not.toMatch(/"status":"(ok|error|timeout)"/);
+    limits.close();
+  });
 });

@@ -51,6 +51,31 @@ describe("engine", () => {
     expect(r).toMatchObject({ ok: false, kind: "operation_limit" });
   });
 
+  it("stops async loops, for-await loops and endless promise-job chains at the operation budget, not the deadline", async () => {
+    // Each job counts OPS_PER_JOB: with the default budget these end after ~40,000 jobs, well
+    // before a 20 s deadline (counted by poll points alone they ran 15-30 s).
+    for (const src of [
+      `export default async function () { for (;;) await null; }`,
+      `export default async function () { async function* g() { for (;;) yield 1; } for await (const x of g()) {} }`,
+      `export default async function () { const f = () => { Promise.resolve().then(f); }; f(); await new Promise(() => {}); }`,
+    ]) {
+      const r = await run(src, { timeout: 20 });
+      expect([src, r.ok ? "ok" : r.kind]).toEqual([src, "operation_limit"]);
+    }
+  });
+
+  it("names size exhaustion size_limit: a string past its maximum length, a map past the memory limit", async () => {
+    const small = { max_string_size: 1000, max_array_size: 1000, max_map_size: 1000 };
+    for (const src of [
+      `export default function () { let s = "a"; for (;;) s += s; }`,
+      `export default function () { const m = new Map(); let i = 0; for (;;) m.set(i++, { i }); }`,
+      `export default function () { const a = []; for (;;) a.push({ a }); }`,
+    ]) {
+      const r = await run(src, { sandbox: small, timeout: 60 });
+      expect([src, r.ok ? "ok" : r.kind]).toEqual([src, "size_limit"]);
+    }
+  });
+
   it("lets a loop within the operation budget finish", async () => {
     const r = await run(
       `export default function () { let s = 0; for (let i = 0; i < 1000; i++) s += i; return s; }`,
@@ -244,7 +269,8 @@ describe("engine", () => {
         limits: resolveLimits({}, 0.3),
         host: noHost,
       });
-      expect(r).toMatchObject({ ok: false, kind: "timeout" });
+      // Whichever comes first: the deadline, or the operation budget its jobs count against.
+      expect(r.ok ? "ok" : r.kind).toMatch(/^(timeout|operation_limit)$/);
     }
     expect([eng.poisoned, eng.abandoned]).toEqual([false, 2]);
     expect(log.text()).not.toContain("could not free");

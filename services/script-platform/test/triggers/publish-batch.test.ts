@@ -305,6 +305,7 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     const state = { free: slots, started: [] as { rows: OutboxRow[]; scripts: string[] }[] };
     const local: LocalRuns = {
       instanceId: "me",
+      leaseMs: 30_000,
       reserve(n) {
         const k = Math.min(n, state.free);
         state.free -= k;
@@ -348,7 +349,7 @@ describe("publish batches, trigger changes across instances, outbox claims", () 
     expect(state.started[0]?.scripts).toEqual([`${scriptId}:export default () => 1`]);
     expect(state.started[0]?.rows.map((r) => r.id).sort()).toEqual(mine.map((r) => r.id).sort());
     expect(mine).toHaveLength(2);
-    for (const r of mine) expect(r.lease_until).toBe(toIso(clock.now() + LEASE_MS));
+    for (const r of mine) expect(r.lease_until).toBe(toIso(clock.now() + 30_000));
     // The four without a slot here are anyone's: another instance claims exactly those.
     const theirs = await outboxRepo(other, clock).claim(other.db, "B", 10);
     expect(theirs.map((r) => r.id).sort()).toEqual(

@@ -28,7 +28,12 @@ interface Instance {
 }
 
 /** One platform process (`node --conditions=source --import tsx src/main.ts`) on the shared database. */
-function startInstance(env: TestEnv, key: string, name: string): Promise<Instance> {
+function startInstance(
+  env: TestEnv,
+  key: string,
+  name: string,
+  extra: Record<string, string> = {},
+): Promise<Instance> {
   const dataDir = mkdtempSync(join(tmpdir(), `sp-scale-${name}-`));
   const proc = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN], {
     env: {
@@ -41,6 +46,7 @@ function startInstance(env: TestEnv, key: string, name: string): Promise<Instanc
       PLATFORM_ADMIN_USERNAME: ADMIN.username,
       PLATFORM_ADMIN_PASSWORD: ADMIN.password,
       LOG_LEVEL: "info",
+      ...extra,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -141,6 +147,12 @@ describe.skipIf(testBackend() !== "postgres")(
         return "sent";
       }`,
         token: `export default async function (ctx) { return pubsub.subscriberToken("live"); }`,
+        // A run that takes a while: a process killed meanwhile holds claimed rows.
+        slow: `export default async function (ctx) {
+        await new Promise((r) => setTimeout(r, 200));
+        log.info(String(ctx.event.pubsub.message.i));
+        return null;
+      }`,
       };
       for (const [name, source] of Object.entries(sources)) {
         const res = await call(a, "POST", "/api/v1/admin/scripts", {
@@ -265,5 +277,89 @@ describe.skipIf(testBackend() !== "postgres")(
       await client.waitFor('"from":"a"', new FakeClock());
       expect(client.text()).toMatch(/event: message\ndata: \{"from":"a","n":1\}/);
     }, 60_000);
+
+    it("rows held by a process killed with SIGKILL are taken over once its heartbeat stops, each run exactly once", async () => {
+      // C renews its claims every second with a 3 s lease (A and B keep the defaults); killed
+      // while holding rows, its rows are claimable 3 s after its last renewal, not after the
+      // 330 s lease a claim had before the heartbeat.
+      const key = randomBytes(32).toString("hex");
+      const c = await startInstance(env, key, "c", {
+        PLATFORM_CLAIM_HEARTBEAT_S: "1",
+        PLATFORM_CLAIM_TAKEOVER_S: "3",
+      });
+      const db = database();
+      const N = 60;
+      try {
+        const others = new Set(
+          (await db.db.selectFrom("executions").select("instance_id").distinct().execute()).map(
+            (r) => r.instance_id,
+          ),
+        );
+        const now = new Date().toISOString();
+        await db.writeTx(async (trx) => {
+          await trx
+            .insertInto("outbox")
+            .values(
+              Array.from({ length: N }, (_, i) => ({
+                id: newId(),
+                app_id: appId,
+                source_kind: "pubsub",
+                trigger_id: null,
+                script_id: scripts.slow ?? "",
+                payload: JSON.stringify({ event: { pubsub: { topic: "slow", message: { i } } } }),
+                due_at: now,
+                principal: null,
+                reply_to: null,
+                created_at: now,
+              })),
+            )
+            .execute();
+          await sql`SELECT pg_notify('platform_outbox', '')`.execute(trx);
+        });
+        // C holds claimed rows (its instance id is the one A and B never recorded).
+        const held = await until("C to hold rows", async () => {
+          const rows = await db.db
+            .selectFrom("outbox")
+            .select(["claimed_by", "lease_until"])
+            .where("claimed_by", "is not", null)
+            .execute();
+          const mine = rows.filter((r) => !others.has(r.claimed_by));
+          return mine.length > 0 ? mine : null;
+        });
+        const cId = held[0]?.claimed_by as string;
+        const killed = new Promise((r) => c.proc.once("exit", r));
+        c.proc.kill("SIGKILL");
+        await killed;
+        const orphans = await db.db.selectFrom("outbox").select("id").where("claimed_by", "=", cId).execute();
+        // Within well under the old 330 s lease: every row ran, and each exactly once.
+        const runs = await until(
+          "every row to run after the kill",
+          async () => {
+            const left = await db.db
+              .selectFrom("outbox")
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .where("script_id", "=", scripts.slow ?? "")
+              .executeTakeFirst();
+            if (Number(left?.n) !== 0) return null;
+            return db.db
+              .selectFrom("executions")
+              .select(["status", "logs", "instance_id"])
+              .where("script_id", "=", scripts.slow ?? "")
+              .where("status", "=", "succeeded")
+              .execute();
+          },
+          60_000,
+        );
+        const seen = runs
+          .map((r) => Number((JSON.parse(r.logs) as { message: string }[])[0]?.message))
+          .sort((x, y) => x - y);
+        expect(seen).toEqual(Array.from({ length: N }, (_, i) => i));
+        console.info(`C held ${orphans.length} rows at the kill; A and B ran them`);
+        expect(orphans.length).toBeGreaterThan(0);
+      } finally {
+        await db.close();
+        if (c.proc.exitCode === null && c.proc.signalCode === null) c.proc.kill("SIGKILL");
+      }
+    }, 120_000);
   },
 );

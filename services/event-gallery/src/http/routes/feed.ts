@@ -2,24 +2,34 @@ import { errors, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
-import { listUploaders, readDelta, readFeed } from "../../feed/feed.js";
-import { likedReader } from "../../feed/liked-batch.js";
-import { FeedPageCache } from "../../feed/page-cache.js";
+import type { FavoritesService } from "../../favorites/service.js";
+import { createFeedCaches, deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
+import { restrictedToOwn } from "../../feed/upload-only.js";
 import { readMine } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
 import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
 
 // Query strings: unknown parameters are ignored (cache busters); every value is bounded.
 const q = z.string().max(4_000).optional();
-const FeedQuery = z.object({ limit: q, cursor: q, hashtag: q, hashtags: q, uploader: q, mine: q });
+const FeedQuery = z.object({
+  limit: q,
+  cursor: q,
+  hashtag: q,
+  hashtags: q,
+  uploader: q,
+  mine: q,
+  favorites: q,
+  highlights: q,
+});
+const on = (v: string | undefined) => v === "1" || v === "true";
 const DeltaQuery = z.object({ limit: q, cursor: q });
 
 /** GET /feed, /feed/delta, /uploaders. */
-export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
+export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, favorites: FavoritesService) {
   const api = typed(app);
-  // This app's feed pages (one cache per app instance, checked against the database's stamp).
-  const pages = new FeedPageCache();
-  const likes = likedReader(ctx.database.reader);
+  // This app's feed pages, deltas and overlay sources (one set per app instance, checked against
+  // the database's stamps).
+  const caches = createFeedCaches(ctx.database.reader);
   api.get(
     "/feed",
     {
@@ -31,9 +41,15 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
     },
     async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
-      if (req.query.mine === "1" || req.query.mine === "true") return readMine(ctx, req.principal, req.query);
+      if (on(req.query.mine)) return readMine(ctx, req.principal, req.query);
+      // Issue 27: the caller's favourites, and the hosts' highlights (the slideshow's option).
+      if (on(req.query.favorites)) return favorites.favorites(req.principal, req.query);
+      if (on(req.query.highlights)) return favorites.highlights(req.principal, req.query);
+      // Upload-only mode: a guest's feed is their own uploads (with a delta cursor like /feed's).
+      if (await restrictedToOwn(ctx, req.principal))
+        return { ...(await readMine(ctx, req.principal, req.query)), delta_cursor: deltaCursorNow(ctx) };
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
-      const json = await readFeed(ctx, req.principal, req.query, pages, likes);
+      const json = await readFeed(ctx, req.principal, req.query, caches);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
@@ -44,12 +60,26 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext) {
       config: auth.user,
       schema: { querystring: DeltaQuery, response: { 200: Delta, ...errors(401, 422, 429) } },
     },
-    async (req) => readDelta(ctx, req.principal, req.query),
+    async (req, reply) => {
+      // JSON bytes built from a cached template, like /feed.
+      const json = await readDelta(ctx, req.principal, req.query, caches);
+      if (await restrictedToOwn(ctx, req.principal)) {
+        // Upload-only mode (rare, so the cached bytes are parsed): only the guest's own uploads.
+        const delta = JSON.parse(json.toString("utf8")) as z.infer<typeof Delta>;
+        const own = (i: { uploader: { id: string } }) => i.uploader.id === req.principal.id;
+        return { ...delta, items: delta.items.filter(own), changes: delta.changes.filter(own) };
+      }
+      return reply.type("application/json; charset=utf-8").send(json as never);
+    },
   );
 
   api.get(
     "/uploaders",
     { config: auth.user, schema: { response: { 200: Uploaders, ...errors(401) } } },
-    async () => listUploaders(ctx),
+    async (req) => {
+      const list = await listUploaders(ctx);
+      if (!(await restrictedToOwn(ctx, req.principal))) return list;
+      return { uploaders: list.uploaders.filter((u) => u.id === req.principal.id) };
+    },
   );
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { MEDIA_VARIANTS } from "../../feed/serialize.js";
+import { restrictedToOwn } from "../../feed/upload-only.js";
 import { isMediaPath } from "../../media/guard.js";
 import { resolveMedia } from "../../media/serve.js";
 
@@ -30,7 +31,9 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
         },
       },
       async (req, reply) => {
-        const file = await resolveMedia(ctx, req.params.id, variant, req.principal);
+        const file = await resolveMedia(ctx, req.params.id, variant, req.principal, {
+          ownOnly: await restrictedToOwn(ctx, req.principal),
+        });
         return sendFileWithRange(reply, {
           path: file.path,
           size: file.size,

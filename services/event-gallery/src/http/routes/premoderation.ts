@@ -2,13 +2,17 @@ import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
-import type { PremoderationService } from "../../premoderation/service.js";
+import { BULK_APPROVE_MAX, type PremoderationService } from "../../premoderation/service.js";
 import { auth } from "../route-auth.js";
 import { MyUploads, UploadBody } from "../schemas.js";
 import { IdParams } from "./social.js";
 
 const q = z.string().max(4_000).optional();
 const PendingQuery = z.object({ limit: q, cursor: q });
+const BulkApprove = z.union([
+  z.strictObject({ ids: z.array(z.uuid()).min(1).max(BULK_APPROVE_MAX) }),
+  z.strictObject({ all: z.literal(true) }),
+]);
 
 /** Pre-moderation queue for hosts (contract "Hosts and guests"). */
 export function registerPremoderationRoutes(
@@ -32,6 +36,19 @@ export function registerPremoderationRoutes(
       schema: { params: IdParams(), response: { 200: UploadBody, ...errors(401, 403, 404, 409) } },
     },
     async (req) => ({ upload: await premod.approve(req.principal, req.params.id) }),
+  );
+  // The path is "/host/pending:approve" (a colon is doubled for the router: not a parameter).
+  api.post(
+    "/host/pending::approve",
+    {
+      config: auth.hostWrite,
+      schema: {
+        description: `Approve the listed pending uploads (at most ${BULK_APPROVE_MAX} ids) or, with {all: true}, every pending upload the queue lists. Unknown, removed and already approved ids are skipped.`,
+        body: BulkApprove,
+        response: { 200: z.object({ approved: z.number().int() }), ...errors(401, 403, 422) },
+      },
+    },
+    async (req) => ({ approved: await premod.approveMany(req.principal, req.body) }),
   );
   api.post(
     "/host/upload/:id/reject",

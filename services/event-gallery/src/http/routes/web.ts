@@ -2,15 +2,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
+import { APP_ROUTES } from "../app-routes.js";
 
 /** The built web app (Vite output of web/), the same relative place from src/ and from dist/. */
 export const WEB_DIST = fileURLToPath(new URL("../../../web/dist/", import.meta.url));
 
 /**
- * The app's own pages (client-side routes): each answers with index.html. Every other unknown
- * path keeps the common JSON 404, so nothing under /api or /media is ever answered with the app.
+ * The app's own pages (APP_ROUTES) answer with index.html. Every other unknown path keeps the
+ * common JSON 404, so nothing under /api or /media is ever answered with the app.
  */
-export const APP_PAGES = ["/", "/join", "/slideshow", "/host", "/admin"] as const;
 
 /**
  * Root-level HTTP concerns of the web app: X-Frame-Options on every response (SAMEORIGIN for the
@@ -47,7 +47,7 @@ export async function registerWebApp(app: FastifyInstance, opts: { dir?: string 
       );
     },
   });
-  for (const page of APP_PAGES)
+  for (const page of APP_ROUTES)
     app.get(page, async (_req, reply) =>
       reply.type("text/html; charset=utf-8").header("cache-control", "no-cache").send(indexHtml),
     );

@@ -13,11 +13,18 @@ interface Filters {
   uploader: string;
   /** GET /feed?mine=1: the viewer's own uploads, pending ones included. */
   mine?: boolean;
+  /** GET /feed?favorites=1 and ?highlights=1 (issue 27). */
+  favorites?: boolean;
+  highlights?: boolean;
 }
 
 const matches = (item: Item, f: Filters) =>
   (!f.hashtag || item.hashtags.includes(f.hashtag)) &&
-  (!f.uploader || item.uploader.display_name === f.uploader);
+  (!f.uploader || item.uploader.display_name === f.uploader) &&
+  (!f.favorites || !!item.favorited_by_me) &&
+  (!f.highlights || !!item.highlight);
+
+const NO_FILTERS: Filters = { hashtag: "", uploader: "", mine: false, favorites: false, highlights: false };
 
 /** The feed: newest first, infinite scroll, filters, and live updates caught up through /feed/delta. */
 export function useFeed(filters: Filters) {
@@ -35,6 +42,8 @@ export function useFeed(filters: Filters) {
     if (filters.hashtag) q.set("hashtag", filters.hashtag);
     if (filters.uploader) q.set("uploader", filters.uploader);
     if (filters.mine) q.set("mine", "1");
+    if (filters.favorites) q.set("favorites", "1");
+    if (filters.highlights) q.set("highlights", "1");
     return `/feed?${q}`;
   };
 
@@ -48,7 +57,7 @@ export function useFeed(filters: Filters) {
     } finally {
       setLoading(false);
     }
-  }, [filters.hashtag, filters.uploader, filters.mine]);
+  }, [filters.hashtag, filters.uploader, filters.mine, filters.favorites, filters.highlights]);
 
   const more = async () => {
     if (!next || loading) return;
@@ -76,7 +85,9 @@ export function useFeed(filters: Filters) {
           const changed = new Map([...d.changes, ...d.items].map((i) => [i.id, i]));
           let list = cur
             .filter((i) => !removed.has(i.id) && !hidden.has(i.uploader.id))
-            .map((i) => changed.get(i.id) ?? i);
+            .map((i) => changed.get(i.id) ?? i)
+            // A highlight taken back leaves the highlights list.
+            .filter((i) => !filtersRef.current.highlights || i.highlight);
           // An approved upload (pre-moderation) arrives as a change of an older row: add it too
           // when it falls inside the loaded window.
           const oldest = list.at(-1)?.created_at ?? "";
@@ -235,7 +246,8 @@ function Keepsake() {
 
 export function FeedPage() {
   const m = useStore(me);
-  const [filters, setFilters] = useState<Filters>({ hashtag: "", uploader: "", mine: false });
+  const [filters, setFilters] = useState<Filters>(NO_FILTERS);
+  const [favError, setFavError] = useState<string | null>(null);
   const [tagInput, setTagInput] = useState("");
   const [uploaders, setUploaders] = useState<{ id: string; display_name: string }[]>([]);
   const [open, setOpen] = useState<number | null>(null);
@@ -251,10 +263,12 @@ export function FeedPage() {
       .catch(() => {});
   }, [feed.items.length]);
 
-  // A finished upload may be pending (pre-moderation): only "my uploads" can show it.
+  // A finished upload may be pending (pre-moderation): no live event brings it, so the feed (which
+  // lists the guest's own pending uploads in place) and "my uploads" are read again.
+  const pendingCount = q.filter((i) => i.status === "done" && i.pending).length;
   useEffect(() => {
-    if (filters.mine && doneCount > 0) feed.reload().catch(() => {});
-  }, [doneCount]);
+    if ((filters.mine && doneCount > 0) || pendingCount > 0) feed.reload().catch(() => {});
+  }, [doneCount, pendingCount]);
 
   useEffect(() => {
     const el = sentinel.current;
@@ -267,12 +281,31 @@ export function FeedPage() {
   });
 
   const canUpload = m && !m.user.is_banned && !m.event.released;
-  const filtered = filters.hashtag || filters.uploader || filters.mine;
+  const filtered =
+    filters.hashtag || filters.uploader || filters.mine || filters.favorites || filters.highlights;
+  const downloadFavorites = async () => {
+    setFavError(null);
+    try {
+      const { ticket } = await api<{ ticket: string }>("POST", "/favorites/ticket");
+      const a = document.createElement("a");
+      a.href = `/api/v1/favorites.zip?ticket=${encodeURIComponent(ticket)}`;
+      a.download = "Favorites.zip";
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+    } catch (e) {
+      setFavError(e instanceof ApiError ? e.message : t("error"));
+    }
+  };
 
   return (
     <main class="feed">
       <Keepsake />
-      {m?.user.is_banned && <p class="notice">{t("banned")}</p>}
+      {m?.user.is_banned && (
+        <p class="notice warning" data-testid="banned-notice">
+          {t("banned")}
+        </p>
+      )}
       {m?.event.uploads_locked && !m.event.released && <p class="notice">{t("uploads_locked")}</p>}
       {q.length > 0 && (
         <section class="card" aria-label={t("queue_title")}>
@@ -283,9 +316,9 @@ export function FeedPage() {
         <div class="chips" role="group">
           <button
             type="button"
-            class={`chip ${!filters.mine ? "on" : ""}`}
-            aria-pressed={!filters.mine}
-            onClick={() => setFilters({ ...filters, mine: false })}
+            class={`chip ${!filters.mine && !filters.favorites && !filters.highlights ? "on" : ""}`}
+            aria-pressed={!filters.mine && !filters.favorites && !filters.highlights}
+            onClick={() => setFilters({ ...filters, mine: false, favorites: false, highlights: false })}
           >
             {t("filter_all")}
           </button>
@@ -294,12 +327,35 @@ export function FeedPage() {
             class={`chip ${filters.mine ? "on" : ""}`}
             aria-pressed={!!filters.mine}
             data-testid="mine"
-            onClick={() => setFilters({ hashtag: "", uploader: "", mine: true })}
+            onClick={() => setFilters({ ...NO_FILTERS, mine: true })}
           >
             {t("filter_mine")}
           </button>
+          <button
+            type="button"
+            class={`chip ${filters.favorites ? "on" : ""}`}
+            aria-pressed={!!filters.favorites}
+            data-testid="favorites"
+            onClick={() => setFilters({ ...NO_FILTERS, favorites: true })}
+          >
+            ★ {t("filter_favorites")}
+          </button>
+          <button
+            type="button"
+            class={`chip ${filters.highlights ? "on" : ""}`}
+            aria-pressed={!!filters.highlights}
+            data-testid="highlights"
+            onClick={() => setFilters({ ...NO_FILTERS, highlights: true })}
+          >
+            ✦ {t("filter_highlights")}
+          </button>
         </div>
-        {!filters.mine && (
+        {filters.favorites && feed.items.length > 0 && (
+          <button type="button" class="primary small" data-testid="favorites-zip" onClick={downloadFavorites}>
+            ⤓ {t("download_favorites")}
+          </button>
+        )}
+        {!filters.mine && !filters.favorites && !filters.highlights && (
           <>
             <select
               value={filters.uploader}
@@ -335,7 +391,7 @@ export function FeedPage() {
             class="link"
             onClick={() => {
               setTagInput("");
-              setFilters({ hashtag: "", uploader: "", mine: false });
+              setFilters(NO_FILTERS);
             }}
           >
             {t("clear")}
@@ -348,7 +404,12 @@ export function FeedPage() {
           <span aria-hidden="true">+</span> {t("upload_fab")}
         </button>
       )}
-      {feed.items.length === 0 && !feed.loading && <p class="empty">{t("no_items")}</p>}
+      {favError && <p class="error">{favError}</p>}
+      {feed.items.length === 0 && !feed.loading && (
+        <p class="empty">
+          {filters.favorites ? t("no_favorites") : filters.highlights ? t("no_highlights") : t("no_items")}
+        </p>
+      )}
       <section class="grid">
         {feed.items.map((item, i) => (
           <button
@@ -368,6 +429,20 @@ export function FeedPage() {
               <span class="processing">{t("processing")}</span>
             )}
             {item.media_type === "video" && <span class="badge">▶</span>}
+            {(item.favorited_by_me || item.highlight) && (
+              <span class="marks">
+                {item.highlight && (
+                  <span class="hl-badge" data-testid="highlight-badge">
+                    ✦ {t("highlight")}
+                  </span>
+                )}
+                {item.favorited_by_me && (
+                  <span class="fav-badge" aria-label={t("favorite")}>
+                    ★
+                  </span>
+                )}
+              </span>
+            )}
             {item.approval === "pending" && (
               <span class="pending-badge" data-testid="pending">
                 {t("pending")}
@@ -407,7 +482,7 @@ export function FeedPage() {
           onTag={(tag) => {
             setOpen(null);
             setTagInput(tag);
-            setFilters({ hashtag: tag, uploader: "", mine: false });
+            setFilters({ ...NO_FILTERS, hashtag: tag });
           }}
         />
       )}

@@ -1,11 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiError, api, type EventInfo, type ExportStatus, formatBytes, type Item } from "../api.js";
+import { ApiError, api, type EventInfo, type ExportStatus, formatBytes } from "../api.js";
 import { me, navigate, refreshMe } from "../app-state.js";
 import { joinUrl, publicEvent } from "../branding.js";
 import { type Key, lang, t, tf, tn } from "../i18n.js";
 import { onLive } from "../live.js";
 import { useQrDataUrl } from "../qr.js";
 import { useStore } from "../store.js";
+import { PendingQueue } from "./Moderation.js";
 
 interface HostEvent {
   event: EventInfo;
@@ -53,73 +54,6 @@ function Invite() {
 }
 
 /** Uploads waiting for approval (pre-moderation), oldest first, with a live count. */
-function PendingQueue({ onCount }: { onCount: (n: number) => void }) {
-  const [items, setItems] = useState<Item[]>([]);
-  const [error, setError] = useState<string | null>(null);
-  const load = async () => {
-    const r = await api<{ items: Item[]; next_cursor: string | null }>("GET", "/host/pending?limit=100");
-    setItems(r.items);
-    onCount(r.items.length);
-  };
-  useEffect(() => {
-    load().catch(() => {});
-    return onLive((event) => {
-      if (["upload-pending", "new-upload", "upload-removed", "user-hidden", "reconnected"].includes(event))
-        load().catch(() => {});
-    });
-  }, []);
-  const act = async (id: string, action: "approve" | "reject") => {
-    if (action === "reject" && !confirm(t("confirm_reject"))) return;
-    setError(null);
-    try {
-      await api("POST", `/host/upload/${id}/${action}`);
-    } catch (e) {
-      setError(e instanceof ApiError ? e.message : t("error"));
-    }
-    await load().catch(() => {});
-  };
-  if (items.length === 0) return null;
-  return (
-    <section class="card pending" data-testid="pending-queue">
-      <h2>
-        {t("pending_title")}{" "}
-        <span class="badge-count" data-testid="pending-badge" title={tn("waiting", items.length)}>
-          {items.length}
-        </span>
-      </h2>
-      {error && <p class="error">{error}</p>}
-      <ul class="pending-list">
-        {items.map((i) => (
-          <li key={i.id} data-id={i.id}>
-            {i.thumbnail_url ? (
-              <img src={i.thumbnail_url} alt={i.caption || i.uploader.display_name} width={96} height={96} />
-            ) : (
-              <span class="processing">{t("processing")}</span>
-            )}
-            <span class="who">
-              <b>{i.uploader.display_name}</b>
-              {i.caption && <span class="muted"> {i.caption}</span>}
-            </span>
-            <span class="row">
-              <button
-                type="button"
-                class="primary"
-                data-testid="approve"
-                onClick={() => act(i.id, "approve")}
-              >
-                {t("approve")}
-              </button>
-              <button type="button" class="danger" data-testid="reject" onClick={() => act(i.id, "reject")}>
-                {t("reject")}
-              </button>
-            </span>
-          </li>
-        ))}
-      </ul>
-    </section>
-  );
-}
-
 interface AuditEntry {
   id: string;
   actor: { id: string; display_name: string } | null;

@@ -79,6 +79,18 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
       onChange({ ...item, liked_by_me: r.liked, like_count: r.like_count });
     });
 
+  // Issue 27: a private star, and a host's highlight.
+  const toggleFavorite = () =>
+    guard(async () => {
+      await api(item.favorited_by_me ? "DELETE" : "PUT", `/upload/${item.id}/favorite`);
+      onChange({ ...item, favorited_by_me: !item.favorited_by_me });
+    });
+  const toggleHighlight = () =>
+    guard(async () => {
+      await api(item.highlight ? "DELETE" : "PUT", `/host/upload/${item.id}/highlight`);
+      onChange({ ...item, highlight: !item.highlight });
+    });
+
   return (
     <div
       class="lightbox"
@@ -172,6 +184,26 @@ export function Lightbox({ items, index, onIndex, onClose, onChange, onRemoved, 
           >
             ♥ {item.like_count}
           </button>
+          <button
+            type="button"
+            class={`fav ${item.favorited_by_me ? "on" : ""}`}
+            onClick={toggleFavorite}
+            aria-pressed={!!item.favorited_by_me}
+            data-testid="favorite"
+          >
+            {item.favorited_by_me ? "★" : "☆"} {t("favorite")}
+          </button>
+          {isHost && (
+            <button
+              type="button"
+              class={`hl ${item.highlight ? "on" : ""}`}
+              onClick={toggleHighlight}
+              aria-pressed={!!item.highlight}
+              data-testid="highlight"
+            >
+              ✦ {t("highlight")}
+            </button>
+          )}
           {item.original_url && (
             <a
               class="button link"

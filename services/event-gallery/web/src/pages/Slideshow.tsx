@@ -13,6 +13,7 @@ const CAPACITY = 300;
 /** Matches the CSS opacity transition of `.slide`. */
 const FADE_MS = 1200;
 const QR_KEY = "slideshow.qr";
+const HIGHLIGHTS_KEY = "slideshow.highlights";
 
 interface Layer {
   slide: ShownSlide;
@@ -33,6 +34,8 @@ export function SlideshowPage() {
   const [wasLive, setWasLive] = useState(false);
   const [showQr, setShowQr] = useState(() => localStorage.getItem(QR_KEY) === "1");
   const [full, setFull] = useState(false);
+  // Issue 27: the venue screen may show only the hosts' highlights (remembered).
+  const [highlightsOnly, setHighlightsOnly] = useState(() => localStorage.getItem(HIGHLIGHTS_KEY) === "1");
   const ctl = useRef<SlideshowController | null>(null);
   const root = useRef<HTMLDivElement>(null);
   const link = joinUrl(pub);
@@ -41,8 +44,19 @@ export function SlideshowPage() {
   useEffect(() => {
     const c = new SlideshowController(
       {
-        feed: () => api<FeedPage>("GET", "/feed?limit=100"),
-        delta: (cursor) => api<Delta>("GET", `/feed/delta?limit=100&cursor=${encodeURIComponent(cursor)}`),
+        feed: () => api<FeedPage>("GET", `/feed?limit=100${highlightsOnly ? "&highlights=1" : ""}`),
+        delta: async (cursor) => {
+          const d = await api<Delta>("GET", `/feed/delta?limit=100&cursor=${encodeURIComponent(cursor)}`);
+          if (!highlightsOnly) return d;
+          // Only highlights; one whose highlight was taken back leaves the rotation.
+          const gone = [...d.items, ...d.changes].filter((i) => !i.highlight).map((i) => i.id);
+          return {
+            ...d,
+            items: d.items.filter((i) => i.highlight),
+            changes: d.changes.filter((i) => i.highlight),
+            removed_ids: [...d.removed_ids, ...gone],
+          };
+        },
       },
       browserTimers,
       // The slide on screen stays until the next one has loaded; a next one that never loaded is
@@ -52,7 +66,11 @@ export function SlideshowPage() {
       CAPACITY,
     );
     ctl.current = c;
-    const off = onLive((event, data) => c.onEvent(event, data));
+    const off = onLive((event, data) => {
+      c.onEvent(event, data);
+      // A photo just marked as a highlight is not in the rotation yet: read the list again.
+      if (highlightsOnly && event === "upload-updated" && data.highlight === true) c.refresh();
+    });
     c.start();
     const net = () => setOnline(navigator.onLine);
     const fs = () => setFull(document.fullscreenElement !== null);
@@ -85,7 +103,7 @@ export function SlideshowPage() {
       document.removeEventListener("visibilitychange", wake);
       lock?.release().catch(() => {});
     };
-  }, []);
+  }, [highlightsOnly]);
 
   useEffect(() => {
     if (live) setWasLive(true);
@@ -143,6 +161,17 @@ export function SlideshowPage() {
       <div class="controls">
         <button type="button" data-testid="qr-toggle" onClick={toggleQr}>
           {showQr ? t("slideshow_qr_hide") : t("slideshow_qr")}
+        </button>
+        <button
+          type="button"
+          data-testid="highlights-toggle"
+          aria-pressed={highlightsOnly}
+          onClick={() => {
+            localStorage.setItem(HIGHLIGHTS_KEY, highlightsOnly ? "0" : "1");
+            setHighlightsOnly(!highlightsOnly);
+          }}
+        >
+          {highlightsOnly ? t("slideshow_all") : t("slideshow_highlights")}
         </button>
         <button type="button" data-testid="fullscreen" onClick={toggleFull}>
           {full ? t("exit_fullscreen") : t("fullscreen")}

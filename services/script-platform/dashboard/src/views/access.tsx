@@ -1,6 +1,7 @@
 import { useContext, useState } from "preact/hooks";
 import { type Admin, api, type Page } from "../api.js";
 import { AppsContext } from "../context.js";
+import { t } from "../i18n.js";
 import { ConfirmButton, Empty, ErrorNote, Field, Loading, Section, useAction, useResource } from "../ui.js";
 
 const SCOPES = [
@@ -38,10 +39,10 @@ export function ApiKeysPage() {
   const create = useAction();
   const revoke = useAction();
   const appName = (id: string | null) =>
-    id ? (apps?.data?.items.find((a) => a.id === id)?.slug ?? id) : "all apps";
+    id ? (apps?.data?.items.find((a) => a.id === id)?.slug ?? id) : t("all_apps_lower");
   return (
     <>
-      <Section title="New API key">
+      <Section title={t("new_api_key")}>
         <form
           class="stack"
           onSubmit={(e) => {
@@ -58,12 +59,12 @@ export function ApiKeysPage() {
           }}
         >
           <div class="grid">
-            <Field label="Name">
+            <Field label={t("name")}>
               <input name="key_name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
             </Field>
-            <Field label="App" hint="A key bound to an app works only there.">
+            <Field label={t("app")} hint={t("key_app_hint")}>
               <select name="key_app" value={appId} onChange={(e) => setAppId(e.currentTarget.value)}>
-                <option value="">all apps</option>
+                <option value="">{t("all_apps_lower")}</option>
                 {apps?.data?.items.map((a) => (
                   <option key={a.id} value={a.id}>
                     {a.slug}
@@ -71,7 +72,7 @@ export function ApiKeysPage() {
                 ))}
               </select>
             </Field>
-            <Field label="Expires in (days)" hint="Empty: never.">
+            <Field label={t("expires_in")} hint={t("never_hint")}>
               <input
                 name="key_days"
                 type="number"
@@ -83,7 +84,7 @@ export function ApiKeysPage() {
             </Field>
           </div>
           <fieldset class="row wrap">
-            <legend>Scopes</legend>
+            <legend>{t("scopes")}</legend>
             {SCOPES.map((s) => (
               <label key={s} class="check">
                 <input
@@ -99,25 +100,23 @@ export function ApiKeysPage() {
             ))}
           </fieldset>
           <button type="submit" class="primary" disabled={create.busy || scopes.length === 0}>
-            Create key
+            {t("create_key")}
           </button>
           <ErrorNote error={create.error} />
         </form>
         {secret && (
           <div class="ok stack" role="status" data-testid="new-key">
-            <p>
-              Key <strong>{secret.name}</strong> created. Copy the secret now: it is not shown again.
-            </p>
+            <p>{t("key_created", { name: secret.name })}</p>
             <code class="secret">{secret.secret}</code>
             <button type="button" onClick={() => setSecret(null)}>
-              Done
+              {t("done")}
             </button>
           </div>
         )}
       </Section>
-      <Section title="API keys">
+      <Section title={t("api_keys")}>
         <Loading resource={keys} />
-        {keys.data && keys.data.items.length === 0 && <Empty>No API keys.</Empty>}
+        {keys.data && keys.data.items.length === 0 && <Empty>{t("no_api_keys")}</Empty>}
         <ul class="list" data-testid="api-keys">
           {keys.data?.items.map((k) => (
             <li key={k.id} class="row wrap">
@@ -125,12 +124,12 @@ export function ApiKeysPage() {
               {k.prefix && <code>{k.prefix}…</code>}
               <span class="muted small">
                 {k.scopes.join(", ")} · {appName(k.app_id)}
-                {k.expires_at ? ` · expires ${k.expires_at.slice(0, 10)}` : ""}
+                {k.expires_at ? t("expires_on", { date: k.expires_at.slice(0, 10) }) : ""}
               </span>
               <span class="spacer" />
               <ConfirmButton
-                label="Revoke"
-                confirm={`Revoke key ${k.name}? Clients using it stop working at once.`}
+                label={t("revoke")}
+                confirm={t("revoke_confirm", { name: k.name })}
                 disabled={revoke.busy}
                 onConfirm={() =>
                   revoke.run(async () => {
@@ -159,7 +158,7 @@ export function AdminsPage() {
   const [note, setNote] = useState<string | null>(null);
   return (
     <>
-      <Section title="New admin account">
+      <Section title={t("new_admin")}>
         <form
           class="stack"
           onSubmit={(e) => {
@@ -173,7 +172,7 @@ export function AdminsPage() {
           }}
         >
           <div class="grid">
-            <Field label="Username">
+            <Field label={t("username")}>
               <input
                 name="admin_username"
                 required
@@ -181,7 +180,7 @@ export function AdminsPage() {
                 onInput={(e) => setUsername(e.currentTarget.value)}
               />
             </Field>
-            <Field label="Password">
+            <Field label={t("password")}>
               <input
                 name="admin_password"
                 type="password"
@@ -191,7 +190,7 @@ export function AdminsPage() {
                 onInput={(e) => setPassword(e.currentTarget.value)}
               />
             </Field>
-            <Field label="Instance role" hint="admin: everything; member: only what app memberships grant.">
+            <Field label={t("instance_role")} hint={t("instance_role_hint")}>
               <select name="admin_role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
                 <option value="member">member</option>
                 <option value="admin">admin</option>
@@ -199,19 +198,19 @@ export function AdminsPage() {
             </Field>
           </div>
           <button type="submit" class="primary" disabled={create.busy}>
-            Create account
+            {t("create_account")}
           </button>
           <ErrorNote error={create.error} />
         </form>
       </Section>
-      <Section title="Admin accounts">
+      <Section title={t("admin_accounts")}>
         <Loading resource={admins} />
         <ul class="list" data-testid="admins">
           {admins.data?.items.map((a) => (
             <li key={a.id} class="row wrap">
               <strong>{a.username}</strong>
               <span class="muted small">
-                {a.instance_role ?? ""} · {a.is_active === false ? "inactive" : "active"}
+                {a.instance_role ?? ""} · {a.is_active === false ? t("inactive") : t("active")}
               </span>
               <span class="spacer" />
               <button
@@ -224,21 +223,21 @@ export function AdminsPage() {
                   })
                 }
               >
-                {a.is_active === false ? "Reactivate" : "Deactivate"}
+                {a.is_active === false ? t("reactivate") : t("deactivate")}
               </button>
               <button
                 type="button"
                 disabled={change.busy}
                 onClick={() => {
-                  const pw = window.prompt(`New password for ${a.username} (at least 8 characters):`);
+                  const pw = window.prompt(t("new_password_prompt", { name: a.username }));
                   if (!pw) return;
                   change.run(async () => {
                     await api.patch(`admins/${a.id}`, { password: pw });
-                    setNote(`Password of ${a.username} changed; their other sessions ended.`);
+                    setNote(t("password_changed", { name: a.username }));
                   });
                 }}
               >
-                Reset password
+                {t("reset_password")}
               </button>
             </li>
           ))}
@@ -262,9 +261,9 @@ export function MembersPage({ appId }: { appId: string }) {
   const save = useAction();
   const nameOf = (id: string) => admins.data?.items.find((a) => a.id === id)?.username ?? id;
   return (
-    <Section title="Members">
+    <Section title={t("members")}>
       <Loading resource={members} />
-      {members.data && members.data.items.length === 0 && <Empty>No members yet.</Empty>}
+      {members.data && members.data.items.length === 0 && <Empty>{t("no_members")}</Empty>}
       <ul class="list" data-testid="members">
         {members.data?.items.map((m) => (
           <li key={m.admin_id} class="row wrap">
@@ -272,8 +271,8 @@ export function MembersPage({ appId }: { appId: string }) {
             <span class="badge">{m.role}</span>
             <span class="spacer" />
             <ConfirmButton
-              label="Remove"
-              confirm={`Remove ${m.username ?? nameOf(m.admin_id)} from this app?`}
+              label={t("remove")}
+              confirm={t("remove_member_confirm", { name: m.username ?? nameOf(m.admin_id) })}
               disabled={save.busy}
               onConfirm={() =>
                 save.run(async () => {
@@ -296,25 +295,25 @@ export function MembersPage({ appId }: { appId: string }) {
         }}
       >
         <select
-          aria-label="Account"
+          aria-label={t("account")}
           required
           value={adminId}
           onChange={(e) => setAdminId(e.currentTarget.value)}
         >
-          <option value="">choose an account…</option>
+          <option value="">{t("choose_account")}</option>
           {admins.data?.items.map((a) => (
             <option key={a.id} value={a.id}>
               {a.username}
             </option>
           ))}
         </select>
-        <select aria-label="Role" value={role} onChange={(e) => setRole(e.currentTarget.value)}>
+        <select aria-label={t("role")} value={role} onChange={(e) => setRole(e.currentTarget.value)}>
           {ROLES.map((r) => (
             <option key={r}>{r}</option>
           ))}
         </select>
         <button type="submit" disabled={save.busy || !adminId}>
-          Add or change
+          {t("add_or_change")}
         </button>
       </form>
       <ErrorNote error={save.error} />

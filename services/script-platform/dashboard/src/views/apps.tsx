@@ -1,10 +1,9 @@
 import { useState } from "preact/hooks";
 import { type App, api, type Domain, type Page } from "../api.js";
 import { useApps } from "../context.js";
+import { type Key, t } from "../i18n.js";
 import { Link, navigate } from "../router.js";
 import { ConfirmButton, Empty, ErrorNote, Field, Loading, Section, useAction, useResource } from "../ui.js";
-
-const SLUG_HINT = "Lowercase letters, digits and -, 2 to 63 characters.";
 
 export function AppsPage() {
   const apps = useApps();
@@ -13,9 +12,9 @@ export function AppsPage() {
   const create = useAction();
   return (
     <>
-      <Section title="Apps">
+      <Section title={t("apps")}>
         <Loading resource={apps} />
-        {apps.data && apps.data.items.length === 0 && <Empty>No apps yet.</Empty>}
+        {apps.data && apps.data.items.length === 0 && <Empty>{t("no_apps")}</Empty>}
         <ul class="list">
           {apps.data?.items.map((a) => (
             <li key={a.id}>
@@ -23,13 +22,13 @@ export function AppsPage() {
                 <strong>{a.name}</strong> <span class="muted">{a.slug}</span>
               </Link>
               <Link href={`/apps/${a.id}`} class="small">
-                settings
+                {t("settings_link")}
               </Link>
             </li>
           ))}
         </ul>
       </Section>
-      <Section title="New app">
+      <Section title={t("new_app")}>
         <form
           class="stack"
           onSubmit={(e) => {
@@ -43,15 +42,15 @@ export function AppsPage() {
             });
           }}
         >
-          <Field label="Slug" hint={SLUG_HINT}>
+          <Field label={t("slug")} hint={t("slug_hint")}>
             <input name="slug" required value={slug} onInput={(e) => setSlug(e.currentTarget.value)} />
           </Field>
-          <Field label="Name (optional)">
+          <Field label={t("name_optional")}>
             <input name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
           <ErrorNote error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
-            Create app
+            {t("create_app")}
           </button>
         </form>
       </Section>
@@ -84,7 +83,7 @@ export function AppSettings({ appId }: { appId: string }) {
       )}
       <Domains appId={appId} />
       {app.data && (
-        <Section title="Delete app">
+        <Section title={t("delete_app")}>
           <DeleteApp app={app.data} onDeleted={apps.reload} />
         </Section>
       )}
@@ -100,7 +99,7 @@ function Rename({ app, onSaved }: { app: App; onSaved: () => void }) {
   const action = useAction();
   const checking = useAction();
   return (
-    <Section title="App">
+    <Section title={t("app")}>
       <form
         class="stack"
         onSubmit={(e) => {
@@ -116,11 +115,11 @@ function Rename({ app, onSaved }: { app: App; onSaved: () => void }) {
           });
         }}
       >
-        <p class="muted small">id {app.id}</p>
-        <Field label="Name">
+        <p class="muted small">{t("id_n", { id: app.id })}</p>
+        <Field label={t("name")}>
           <input name="name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </Field>
-        <Field label="Slug" hint={SLUG_HINT}>
+        <Field label={t("slug")} hint={t("slug_hint")}>
           <div class="row">
             <input
               name="slug"
@@ -140,7 +139,7 @@ function Rename({ app, onSaved }: { app: App; onSaved: () => void }) {
                 })
               }
             >
-              Check
+              {t("check")}
             </button>
           </div>
         </Field>
@@ -148,42 +147,42 @@ function Rename({ app, onSaved }: { app: App; onSaved: () => void }) {
         <ErrorNote error={checking.error} />
         <label class="check">
           <input type="checkbox" checked={force} onChange={(e) => setForce(e.currentTarget.checked)} />
-          Take the slug over from another app's history (force)
+          {t("slug_force")}
         </label>
         <ErrorNote error={action.error} />
         <button type="submit" class="primary" disabled={action.busy}>
-          Save
+          {t("save")}
         </button>
       </form>
     </Section>
   );
 }
 
-const SLUG_REASONS: Record<string, string> = {
-  free: "The slug is free.",
-  current: "This is the app's current slug.",
-  own_history: "The slug is free: it is one of this app's former slugs.",
-  taken: "Another app uses this slug.",
-  in_history: "Another app used this slug and it still redirects there; tick force to take it over.",
-  invalid: "Not a valid slug: lowercase letters, digits and -, 2 to 63 characters.",
+const SLUG_REASONS: Record<string, Key> = {
+  free: "slug_free",
+  current: "slug_current",
+  own_history: "slug_own_history",
+  taken: "slug_taken",
+  in_history: "slug_in_history",
+  invalid: "slug_invalid",
 };
 
 /** The slug:check answer `{slug, available, reason}` in words. */
 function describeSlugCheck(r: SlugCheck): string {
   const known = typeof r.reason === "string" ? SLUG_REASONS[r.reason] : undefined;
-  if (known) return known;
-  return r.available ? "The slug is available." : "The slug is not available.";
+  if (known) return t(known);
+  return r.available ? t("slug_available") : t("slug_unavailable");
 }
 
 function DeleteApp({ app, onDeleted }: { app: App; onDeleted: () => void }) {
   const action = useAction();
   return (
     <>
-      <p class="muted">Deletes the app with its scripts, routes, triggers and data.</p>
+      <p class="muted">{t("delete_app_note")}</p>
       <ErrorNote error={action.error} />
       <ConfirmButton
-        label="Delete app"
-        confirm={`Delete app ${app.slug} and everything in it?`}
+        label={t("delete_app")}
+        confirm={t("delete_app_confirm", { slug: app.slug })}
         disabled={action.busy}
         onConfirm={() =>
           action.run(async () => {
@@ -203,16 +202,16 @@ function Domains({ appId }: { appId: string }) {
   const add = useAction();
   const remove = useAction();
   return (
-    <Section title="Domains">
+    <Section title={t("domains")}>
       <Loading resource={domains} />
-      {domains.data && domains.data.items.length === 0 && <Empty>No domain claims.</Empty>}
+      {domains.data && domains.data.items.length === 0 && <Empty>{t("no_domains")}</Empty>}
       <ul class="list">
         {domains.data?.items.map((d) => (
           <li key={d.id}>
             <code>{d.host}</code>
             <ConfirmButton
-              label="Remove"
-              confirm={`Remove the claim on ${d.host}?`}
+              label={t("remove")}
+              confirm={t("remove_domain_confirm", { host: d.host })}
               disabled={remove.busy}
               onConfirm={() =>
                 remove.run(async () => {
@@ -239,14 +238,14 @@ function Domains({ appId }: { appId: string }) {
         <input
           name="host"
           class="grow"
-          aria-label="Host"
-          placeholder="api.example.com or *.example.com"
+          aria-label={t("host")}
+          placeholder={t("host_placeholder")}
           required
           value={host}
           onInput={(e) => setHost(e.currentTarget.value)}
         />
         <button type="submit" disabled={add.busy}>
-          Add domain
+          {t("add_domain")}
         </button>
       </form>
       <ErrorNote error={add.error} />

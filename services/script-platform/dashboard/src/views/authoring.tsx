@@ -2,6 +2,7 @@ import { diffLines } from "diff";
 import { useState } from "preact/hooks";
 import { api, type Page, type Script } from "../api.js";
 import type { EditorHandle, SourceProblem } from "../editor.js";
+import { t } from "../i18n.js";
 import {
   ConfirmButton,
   Empty,
@@ -82,14 +83,14 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
   const view = useAction();
   const restore = useAction();
   return (
-    <Section title="Versions">
+    <Section title={t("versions")}>
       <ErrorNote error={versions.error} />
-      {versions.data && versions.data.items.length === 0 && <Empty>No versions yet.</Empty>}
+      {versions.data && versions.data.items.length === 0 && <Empty>{t("no_versions")}</Empty>}
       <ul class="list versions" data-testid="versions">
         {versions.data?.items.map((v) => (
           <li key={v.version} class="row">
             <strong>v{v.version}</strong>
-            {v.version === script.version && <span class="badge">current</span>}
+            {v.version === script.version && <span class="badge">{t("current")}</span>}
             <span class="muted">
               {formatTime(v.created_at)} · {v.created_by ?? "—"} · {v.language} · {v.size} B
             </span>
@@ -102,7 +103,7 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
                 )
               }
             >
-              View v{v.version}
+              {t("view_version", { n: v.version })}
             </button>
           </li>
         ))}
@@ -110,15 +111,13 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
       <ErrorNote error={view.error} />
       {open && (
         <div class="stack" data-testid="version-detail">
-          <h3>
-            Version {open.version} compared with the current source (v{script.version})
-          </h3>
+          <h3>{t("version_compared", { n: open.version, current: script.version ?? "?" })}</h3>
           <DiffView from={script.source} to={open.source} />
           <div class="row">
             {open.version !== script.version && (
               <ConfirmButton
-                label={`Restore v${open.version}`}
-                confirm={`Save version ${open.version}'s source as a new version?`}
+                label={t("restore_version", { n: open.version })}
+                confirm={t("restore_confirm", { n: open.version })}
                 disabled={restore.busy}
                 onConfirm={() =>
                   restore.run(async () => {
@@ -130,7 +129,7 @@ export function VersionsPanel({ script, onRestored }: { script: Script; onRestor
               />
             )}
             <button type="button" onClick={() => setOpen(null)}>
-              Close
+              {t("close")}
             </button>
           </div>
           <ErrorNote error={restore.error} />
@@ -144,7 +143,7 @@ function pairs(text: string, label: string): Record<string, string> | undefined 
   const v = parseJsonField(label, text);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v) || Object.values(v).some((x) => typeof x !== "string"))
-    throw new Error(`${label} must be a JSON object of strings.`);
+    throw new Error(t("json_object_of_strings", { label }));
   return v as Record<string, string>;
 }
 
@@ -176,7 +175,7 @@ export function RunPanel({
       const request: Record<string, unknown> = { method, path };
       const q = new URLSearchParams(query.replace(/^\?/, ""));
       if ([...q.keys()].length > 0) request.query = Object.fromEntries(q);
-      const h = pairs(headers, "Headers");
+      const h = pairs(headers, t("headers"));
       if (h) request.headers = h;
       if (body.trim() !== "") {
         try {
@@ -202,24 +201,24 @@ export function RunPanel({
     });
   };
   return (
-    <Section title="Run">
+    <Section title={t("run")}>
       <form class="stack" onSubmit={onRun} data-testid="run-panel">
         <div class="grid">
-          <Field label="Method">
+          <Field label={t("method")}>
             <select name="run_method" value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
               {["GET", "POST", "PUT", "PATCH", "DELETE"].map((m) => (
                 <option key={m}>{m}</option>
               ))}
             </select>
           </Field>
-          <Field label="Path">
+          <Field label={t("path")}>
             <input name="run_path" value={path} onInput={(e) => setPath(e.currentTarget.value)} />
           </Field>
-          <Field label="Query" hint="name=ann&x=1">
+          <Field label={t("query")} hint="name=ann&x=1">
             <input name="run_query" value={query} onInput={(e) => setQuery(e.currentTarget.value)} />
           </Field>
         </div>
-        <Field label="Headers (JSON)">
+        <Field label={t("headers_json")}>
           <textarea
             name="run_headers"
             rows={2}
@@ -229,7 +228,7 @@ export function RunPanel({
             onInput={(e) => setHeaders(e.currentTarget.value)}
           />
         </Field>
-        <Field label="Body" hint="JSON, or plain text">
+        <Field label={t("body")} hint={t("body_hint")}>
           <textarea
             name="run_body"
             rows={3}
@@ -239,40 +238,40 @@ export function RunPanel({
           />
         </Field>
         <label class="check">
-          <input type="checkbox" checked={fire} onChange={(e) => setFire(e.currentTarget.checked)} /> Fire
-          triggers from this run (kv, docs, files and pubsub writes)
+          <input type="checkbox" checked={fire} onChange={(e) => setFire(e.currentTarget.checked)} />{" "}
+          {t("fire_triggers")}
         </label>
         <button type="submit" class="primary" disabled={run.busy}>
-          {run.busy ? "Running…" : "Run draft"}
+          {run.busy ? t("running") : t("run_draft")}
         </button>
         <ErrorNote error={run.error} />
       </form>
       {result && (
         <div class="stack run-result" data-testid="run-result">
           <p>
-            <strong class={result.status < 400 ? "ok" : "bad"}>Status {result.status}</strong>{" "}
+            <strong class={result.status < 400 ? "ok" : "bad"}>{t("status_n", { n: result.status })}</strong>{" "}
             <span class="muted">· {result.duration_ms} ms</span>
           </p>
           {result.error && (
             <div class="error" role="alert" data-testid="run-error">
               <strong>{result.error.code}</strong>
               {typeof result.error.line === "number" &&
-                ` at line ${result.error.line}${result.error.column ? `, column ${result.error.column}` : ""}`}
+                `${t("at_line", { line: result.error.line })}${result.error.column ? t("column_n", { n: result.error.column }) : ""}`}
               : {result.error.message}
               {result.error.stack && <pre>{result.error.stack}</pre>}
             </div>
           )}
           <details>
-            <summary>Headers</summary>
+            <summary>{t("headers")}</summary>
             <pre>{JSON.stringify(result.headers, null, 2)}</pre>
           </details>
-          <h3>Body</h3>
+          <h3>{t("body")}</h3>
           <pre data-testid="run-body">
             {typeof result.body === "string" ? result.body : JSON.stringify(result.body, null, 2)}
           </pre>
-          <h3>Logs</h3>
+          <h3>{t("logs")}</h3>
           {result.logs.length === 0 ? (
-            <p class="muted">No logs.</p>
+            <p class="muted">{t("no_logs")}</p>
           ) : (
             <pre data-testid="run-logs">
               {result.logs.map((l) => `${l.level.padEnd(5)} ${l.message}`).join("\n")}

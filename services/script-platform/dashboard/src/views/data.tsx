@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, qs } from "../api.js";
+import { t } from "../i18n.js";
 import {
   ConfirmButton,
   Empty,
@@ -46,15 +47,15 @@ export function DataPage({ appId }: { appId: string }) {
   );
   const list = kind === "kv" ? kv : docs;
   return (
-    <Section title="Data">
+    <Section title={t("data")}>
       <div class="grid filters">
-        <Field label="Store">
+        <Field label={t("store")}>
           <select name="store" value={kind} onChange={(e) => setKind(e.currentTarget.value as "kv" | "docs")}>
             <option value="kv">kv</option>
             <option value="docs">docs</option>
           </select>
         </Field>
-        <Field label="Collection" hint="Empty: every collection.">
+        <Field label={t("collection")} hint={t("collection_hint")}>
           <input
             name="collection"
             value={collection}
@@ -62,17 +63,15 @@ export function DataPage({ appId }: { appId: string }) {
           />
         </Field>
         {kind === "kv" && (
-          <Field label="Key prefix">
+          <Field label={t("key_prefix")}>
             <input name="prefix" value={prefix} onChange={(e) => setPrefix(e.currentTarget.value)} />
           </Field>
         )}
       </div>
-      <p class="muted small">
-        Files are under the Files API; deleting here fires kv and docs triggers like a script's delete.
-      </p>
+      <p class="muted small">{t("data_note")}</p>
       <ErrorNote error={list.error} />
       {list.data && list.data.length === 0 && (
-        <Empty>Nothing stored{collection ? ` in ${collection}` : ""}.</Empty>
+        <Empty>{collection ? t("nothing_stored_in", { c: collection }) : t("nothing_stored")}</Empty>
       )}
       <ul class="list" data-testid="data-items">
         {(kind === "kv"
@@ -88,8 +87,8 @@ export function DataPage({ appId }: { appId: string }) {
                   <span class="muted small">{formatTime(row.at)}</span>
                 </button>
                 <ConfirmButton
-                  label="Delete"
-                  confirm={`Delete ${id}?`}
+                  label={t("delete")}
+                  confirm={t("delete_confirm", { what: id })}
                   disabled={remove.busy}
                   onConfirm={() =>
                     remove.run(async () => {

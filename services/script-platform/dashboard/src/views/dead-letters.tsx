@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { allScripts, api, type DeadLetter, qs } from "../api.js";
+import { t } from "../i18n.js";
 import {
   Empty,
   ErrorNote,
@@ -34,26 +35,28 @@ export function DeadLettersPage({ appId }: { appId: string }) {
     });
   return (
     <Section
-      title="Dead letters"
+      title={t("dead_letters")}
       actions={
         <div class="row">
           <button type="button" onClick={letters.reload} disabled={letters.loading}>
-            Refresh
+            {t("refresh")}
           </button>
           <select
-            aria-label="Status"
+            aria-label={t("status")}
             value={status}
             onChange={(e) => setStatus(e.currentTarget.value as "unresolved" | "resolved")}
           >
-            <option value="unresolved">unresolved</option>
-            <option value="resolved">resolved</option>
+            <option value="unresolved">{t("unresolved")}</option>
+            <option value="resolved">{t("resolved")}</option>
           </select>
         </div>
       }
     >
       <Loading resource={letters} />
       <ErrorNote error={act.error} />
-      {letters.data && letters.data.length === 0 && <Empty>No {status} dead letters.</Empty>}
+      {letters.data && letters.data.length === 0 && (
+        <Empty>{t(status === "resolved" ? "no_dead_letters_resolved" : "no_dead_letters_unresolved")}</Empty>
+      )}
       <ul class="list">
         {letters.data?.map((dl) => (
           <li key={dl.id} class="stack-item">
@@ -61,23 +64,25 @@ export function DeadLettersPage({ appId }: { appId: string }) {
               <span class="badge">{dl.source_kind ?? "event"}</span>
               <strong>{(dl.script_id && names.get(dl.script_id)) ?? dl.script_id}</strong>
               <span class="muted small">{formatTime(dl.created_at)}</span>
-              {typeof dl.attempts === "number" && <span class="muted small">{dl.attempts} attempts</span>}
+              {typeof dl.attempts === "number" && (
+                <span class="muted small">{t("attempts_n", { n: dl.attempts })}</span>
+              )}
               {dl.resolution && <span class="badge">{dl.resolution}</span>}
             </div>
             {dl.error !== undefined && dl.error !== null && <p class="error small">{errorText(dl.error)}</p>}
             {dl.event !== undefined && dl.event !== null && (
               <details>
-                <summary>Event</summary>
+                <summary>{t("event")}</summary>
                 <pre>{JSON.stringify(dl.event, null, 2)}</pre>
               </details>
             )}
             {!dl.resolution && (
               <div class="row">
                 <button type="button" disabled={act.busy} onClick={() => resolve(dl, "replay")}>
-                  Replay
+                  {t("replay")}
                 </button>
                 <button type="button" disabled={act.busy} onClick={() => resolve(dl, "ignore")}>
-                  Ignore
+                  {t("ignore")}
                 </button>
               </div>
             )}

@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { allScripts, type Execution, type LogLine, qs } from "../api.js";
+import { t, tn } from "../i18n.js";
 import { Empty, Field, formatTime, Loading, MoreButton, Section, usePaged, useResource } from "../ui.js";
 
 const INVOCATION_TYPES = ["http", "kv", "docs", "files", "pubsub", "cron", "email", "dead_letter"];
@@ -80,11 +81,11 @@ export function ExecutionsPage({ appId }: { appId: string }) {
   const shown = new Set(tail.live.map((x) => x.id));
   return (
     <Section
-      title="Executions"
+      title={t("executions")}
       actions={
         <div class="row">
           <button type="button" onClick={executions.reload} disabled={executions.loading}>
-            Refresh
+            {t("refresh")}
           </button>
           <label class="check">
             <input
@@ -93,39 +94,38 @@ export function ExecutionsPage({ appId }: { appId: string }) {
               checked={follow}
               onChange={(e) => setFollow(e.currentTarget.checked)}
             />{" "}
-            Live tail
+            {t("live_tail")}
           </label>
           {follow && (
             <span class="muted small" data-testid="tail-state">
               {tail.state === "live"
-                ? "following"
+                ? t("following")
                 : tail.state === "retrying"
-                  ? "reconnecting…"
-                  : "connecting…"}
+                  ? t("reconnecting")
+                  : t("connecting")}
             </span>
           )}
         </div>
       }
     >
       <div class="grid filters">
-        <Field label="Status">
+        <Field label={t("status")}>
           <select
             name="status"
-            aria-label="Status"
+            aria-label={t("status")}
             value={status}
             onChange={(e) => setStatus(e.currentTarget.value)}
           >
-            <option value="">all</option>
+            <option value="">{t("all")}</option>
             <option value="ok">ok</option>
             <option value="error">error</option>
             <option value="timeout">timeout</option>
             <option value="limit">limit</option>
-            <option value="failed">any failure</option>
           </select>
         </Field>
-        <Field label="Script">
+        <Field label={t("script")}>
           <select name="script_id" value={scriptId} onChange={(e) => setScriptId(e.currentTarget.value)}>
-            <option value="">all</option>
+            <option value="">{t("all")}</option>
             {scripts.data?.map((s) => (
               <option key={s.id} value={s.id}>
                 {s.name}
@@ -133,15 +133,15 @@ export function ExecutionsPage({ appId }: { appId: string }) {
             ))}
           </select>
         </Field>
-        <Field label="Started by">
+        <Field label={t("started_by")}>
           <select name="invocation_type" value={type} onChange={(e) => setType(e.currentTarget.value)}>
-            <option value="">all</option>
+            <option value="">{t("all")}</option>
             {INVOCATION_TYPES.map((t) => (
               <option key={t}>{t}</option>
             ))}
           </select>
         </Field>
-        <Field label="Since">
+        <Field label={t("since")}>
           <input
             name="since"
             type="datetime-local"
@@ -159,7 +159,7 @@ export function ExecutionsPage({ appId }: { appId: string }) {
       )}
       <Loading resource={executions} />
       {executions.data && executions.data.length === 0 && tail.live.length === 0 && (
-        <Empty>No executions match.</Empty>
+        <Empty>{t("no_executions")}</Empty>
       )}
       <ul class="list executions" data-testid="executions">
         {executions.data
@@ -195,26 +195,25 @@ function ExecutionRow({
         {x.invocation_type && <span class="muted small">{x.invocation_type}</span>}
         <span class="muted small">{typeof x.duration_ms === "number" ? `${x.duration_ms} ms` : ""}</span>
         <span class="muted small">{formatTime(x.started_at ?? x.created_at)}</span>
-        <span class="muted small">
-          {logs.length} log line{logs.length === 1 ? "" : "s"}
-        </span>
+        <span class="muted small">{tn("log_lines", logs.length)}</span>
+        {/* The failure in one line while collapsed; expanding shows all of it with the stack. */}
+        {err && !open && <span class="error-line small">{err}</span>}
       </button>
       {open && (
         <div class="details">
-          <p class="muted small">execution {x.id}</p>
+          <p class="muted small">{t("execution_id", { id: x.id })}</p>
           {err && (
             <p class="error" data-testid="execution-error">
               {err}
             </p>
           )}
           {typeof (x.error as StructuredError | null)?.stack === "string" && (
-            <details>
-              <summary>Stack</summary>
-              <pre>{(x.error as StructuredError).stack}</pre>
-            </details>
+            <pre class="stack" data-testid="execution-stack" aria-label={t("stack")}>
+              {(x.error as StructuredError).stack}
+            </pre>
           )}
           {logs.length === 0 ? (
-            <p class="muted">No logs.</p>
+            <p class="muted">{t("no_logs")}</p>
           ) : (
             <ol class="logs">
               {logs.map((l, i) => (

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { type Admin, api, login } from "../api.js";
+import { t } from "../i18n.js";
 import { ErrorNote, Field, useAction } from "../ui.js";
 
 export function LoginPage({ onLogin }: { onLogin: (admin: Admin) => void }) {
@@ -8,7 +9,7 @@ export function LoginPage({ onLogin }: { onLogin: (admin: Admin) => void }) {
   const action = useAction();
   return (
     <main class="narrow">
-      <h1>Script platform</h1>
+      <h1>{t("brand")}</h1>
       <form
         class="card stack"
         onSubmit={(e) => {
@@ -21,8 +22,8 @@ export function LoginPage({ onLogin }: { onLogin: (admin: Admin) => void }) {
           });
         }}
       >
-        <h2>Sign in</h2>
-        <Field label="Username">
+        <h2>{t("sign_in")}</h2>
+        <Field label={t("username")}>
           <input
             name="username"
             autoComplete="username"
@@ -31,7 +32,7 @@ export function LoginPage({ onLogin }: { onLogin: (admin: Admin) => void }) {
             onInput={(e) => setUsername(e.currentTarget.value)}
           />
         </Field>
-        <Field label="Password">
+        <Field label={t("password")}>
           <input
             name="password"
             type="password"
@@ -43,7 +44,7 @@ export function LoginPage({ onLogin }: { onLogin: (admin: Admin) => void }) {
         </Field>
         <ErrorNote error={action.error} />
         <button type="submit" class="primary" disabled={action.busy}>
-          {action.busy ? "Signing in…" : "Sign in"}
+          {action.busy ? t("signing_in") : t("sign_in")}
         </button>
       </form>
     </main>

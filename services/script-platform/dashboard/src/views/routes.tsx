@@ -1,11 +1,12 @@
 import { useState } from "preact/hooks";
 import { ApiError, api, type MatchResult, type Page, type Route, type Script } from "../api.js";
+import { t } from "../i18n.js";
 import { ConfirmButton, Empty, ErrorNote, Field, Loading, Section, useAction, useResource } from "../ui.js";
 
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "ANY"];
 
 function describeRoute(r: Route): string {
-  const host = r.host_kind === "any" || !r.host ? "any host" : r.host;
+  const host = r.host_kind === "any" || !r.host ? t("any_host") : r.host;
   return `${r.method} ${r.path} · ${host} · ${r.dispatch_mode}`;
 }
 
@@ -14,18 +15,16 @@ export function RoutesPanel({ script }: { script: Script }) {
   const remove = useAction();
   return (
     <>
-      <Section title="Routes">
+      <Section title={t("routes")}>
         <Loading resource={routes} />
-        {routes.data && routes.data.items.length === 0 && (
-          <Empty>No routes: the script runs only by id.</Empty>
-        )}
+        {routes.data && routes.data.items.length === 0 && <Empty>{t("no_routes")}</Empty>}
         <ul class="list" data-testid="routes">
           {routes.data?.items.map((r) => (
             <li key={r.id}>
               <code>{describeRoute(r)}</code>
               <ConfirmButton
-                label="Delete"
-                confirm={`Delete route ${r.method} ${r.path}?`}
+                label={t("delete")}
+                confirm={t("delete_route_confirm", { method: r.method, path: r.path })}
                 disabled={remove.busy}
                 onConfirm={() =>
                   remove.run(async () => {
@@ -39,7 +38,7 @@ export function RoutesPanel({ script }: { script: Script }) {
         </ul>
         <ErrorNote error={remove.error} />
         <p class="muted small">
-          Always reachable at <code>/api/v1/execute/{script.id}</code>.
+          {t("always_reachable")} <code>/api/v1/execute/{script.id}</code>.
         </p>
         <NewRoute scriptId={script.id} onCreated={routes.reload} />
       </Section>
@@ -73,19 +72,19 @@ function NewRoute({ scriptId, onCreated }: { scriptId: string; onCreated: () => 
         });
       }}
     >
-      <h3>Add route</h3>
+      <h3>{t("add_route_title")}</h3>
       <div class="grid">
-        <Field label="Method">
+        <Field label={t("method")}>
           <select name="method" value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
             {METHODS.map((m) => (
               <option key={m}>{m}</option>
             ))}
           </select>
         </Field>
-        <Field label="Path" hint="/greet, /greet/* or /users/:id">
+        <Field label={t("path")} hint={t("path_hint")}>
           <input name="path" required value={path} onInput={(e) => setPath(e.currentTarget.value)} />
         </Field>
-        <Field label="Host">
+        <Field label={t("host")}>
           <select
             name="host_kind"
             value={hostKind}
@@ -97,7 +96,7 @@ function NewRoute({ scriptId, onCreated }: { scriptId: string; onCreated: () => 
           </select>
         </Field>
         {hostKind !== "any" && (
-          <Field label="Host name">
+          <Field label={t("host_name")}>
             <input
               name="host"
               required
@@ -107,7 +106,7 @@ function NewRoute({ scriptId, onCreated }: { scriptId: string; onCreated: () => 
             />
           </Field>
         )}
-        <Field label="Dispatch">
+        <Field label={t("dispatch")}>
           <select
             name="dispatch_mode"
             value={mode}
@@ -121,11 +120,11 @@ function NewRoute({ scriptId, onCreated }: { scriptId: string; onCreated: () => 
       <ErrorNote error={create.error} />
       {conflict && (
         <p class="error">
-          Conflicts with <code>{describeRoute(conflict)}</code>
+          {t("conflicts_with")} <code>{describeRoute(conflict)}</code>
         </p>
       )}
       <button type="submit" class="primary" disabled={create.busy}>
-        Add route
+        {t("add_route")}
       </button>
     </form>
   );
@@ -137,7 +136,7 @@ function MatchTester() {
   const [result, setResult] = useState<MatchResult | null>(null);
   const test = useAction();
   return (
-    <Section title="Match tester">
+    <Section title={t("match_tester")}>
       <form
         class="stack"
         onSubmit={(e) => {
@@ -147,21 +146,21 @@ function MatchTester() {
         }}
       >
         <div class="row">
-          <select aria-label="Method" value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
+          <select aria-label={t("method")} value={method} onChange={(e) => setMethod(e.currentTarget.value)}>
             {METHODS.filter((m) => m !== "ANY").map((m) => (
               <option key={m}>{m}</option>
             ))}
           </select>
           <input
             name="url"
-            aria-label="URL"
+            aria-label={t("url")}
             class="grow"
             required
             value={url}
             onInput={(e) => setUrl(e.currentTarget.value)}
           />
           <button type="submit" disabled={test.busy}>
-            Test
+            {t("test")}
           </button>
         </div>
       </form>
@@ -171,25 +170,25 @@ function MatchTester() {
           {result.matched ? (
             <>
               <p class="ok">
-                Matched <code>{describeRoute(result.route)}</code>
+                {t("matched")} <code>{describeRoute(result.route)}</code>
               </p>
               <dl>
-                <dt>Script</dt>
+                <dt>{t("script")}</dt>
                 <dd>
                   <code>{result.route.script_id}</code>
                 </dd>
-                <dt>Params</dt>
+                <dt>{t("params")}</dt>
                 <dd>
                   <code>{JSON.stringify(result.params)}</code>
                 </dd>
-                <dt>Rest</dt>
+                <dt>{t("rest")}</dt>
                 <dd>
-                  <code>{result.rest === "" ? "(empty)" : result.rest}</code>
+                  <code>{result.rest === "" ? t("empty_paren") : result.rest}</code>
                 </dd>
               </dl>
             </>
           ) : (
-            <p class="muted">No route matches.</p>
+            <p class="muted">{t("no_route_matches")}</p>
           )}
         </div>
       )}

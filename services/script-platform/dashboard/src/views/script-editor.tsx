@@ -1,6 +1,7 @@
 import { useRef, useState } from "preact/hooks";
 import { ApiError, api, type Script, type ScriptKind } from "../api.js";
 import { CodeEditor, type EditorHandle, type SourceProblem } from "../editor.js";
+import { t, tn } from "../i18n.js";
 import { Link, navigate } from "../router.js";
 import {
   ConfirmButton,
@@ -104,7 +105,10 @@ function ScriptForm({
     script?.sandbox && Object.keys(script.sandbox).length > 0 ? JSON.stringify(script.sandbox, null, 2) : "",
   );
   const [problems, setProblems] = useState<SourceProblem[]>([]);
+  const [typeErrors, setTypeErrors] = useState<SourceProblem[]>([]);
   const [saved, setSaved] = useState(false);
+  // Every save starts the Run panel afresh: a result of the text before the save would mislead.
+  const [saves, setSaves] = useState(0);
   const save = useAction();
   const remove = useAction();
 
@@ -118,7 +122,7 @@ function ScriptForm({
         language,
         source: editor.current?.value() ?? "",
         description,
-        sandbox: parseJsonField("Sandbox overrides", sandbox) ?? {},
+        sandbox: parseJsonField(t("sandbox"), sandbox) ?? {},
       };
       if (timeout.trim() !== "") body.timeout_seconds = Number(timeout);
       try {
@@ -128,6 +132,7 @@ function ScriptForm({
         setProblems([]);
         editor.current?.showProblems([]);
         setSaved(true);
+        setSaves((n) => n + 1);
         if (script) onSaved();
         else navigate(`/apps/${appId}/scripts/${result.id}`, true);
       } catch (err) {
@@ -141,28 +146,27 @@ function ScriptForm({
 
   return (
     <Section
-      title={script ? `Script ${script.name}` : "New script"}
-      actions={<Link href={`/apps/${appId}/scripts`}>All scripts</Link>}
+      title={script ? t("script_title", { name: script.name }) : t("new_script")}
+      actions={<Link href={`/apps/${appId}/scripts`}>{t("all_scripts")}</Link>}
     >
       <form class="stack" onSubmit={onSave} ref={form}>
         <div class="grid">
-          <Field label="Name">
+          <Field label={t("name")}>
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
-          <Field label="Kind">
+          <Field label={t("kind")}>
             <select name="kind" value={kind} onChange={(e) => setKind(e.currentTarget.value as ScriptKind)}>
               <option value="endpoint">endpoint</option>
               <option value="module">module</option>
             </select>
           </Field>
-          <Field label="Language" hint="TypeScript types are stripped at save.">
+          <Field label={t("language")} hint={t("language_hint")}>
             <select
               name="language"
               value={language}
               onChange={(e) => {
                 const next = e.currentTarget.value as Language;
                 setLanguage(next);
-                editor.current?.setTypeScript(next === "typescript");
                 // A new script still holding the starter text gets the starter of the other language.
                 const text = editor.current?.value();
                 if (!script && (text === NEW_SOURCE || text === NEW_TS_SOURCE))
@@ -173,7 +177,7 @@ function ScriptForm({
               <option value="typescript">TypeScript</option>
             </select>
           </Field>
-          <Field label="Timeout (s)" hint="Default 30, at most 300.">
+          <Field label={t("timeout")} hint={t("timeout_hint")}>
             <input
               name="timeout_seconds"
               type="number"
@@ -184,7 +188,7 @@ function ScriptForm({
             />
           </Field>
         </div>
-        <Field label="Description">
+        <Field label={t("description")}>
           <input
             name="description"
             value={description}
@@ -193,12 +197,14 @@ function ScriptForm({
         </Field>
         <div class="field">
           <span>
-            Source <small class="muted">(Ctrl+S or ⌘S saves; Ctrl+Space completes SDK names)</small>{" "}
-            <Link href="/sdk">SDK reference</Link>
-            {script?.version ? <small class="muted"> · version {script.version}</small> : null}
+            {t("source")} <small class="muted">{t("source_hint")}</small>{" "}
+            <Link href="/sdk">{t("sdk_reference")}</Link>
+            {script?.version ? <small class="muted"> · {t("version_n", { n: script.version })}</small> : null}
           </span>
           <CodeEditor
             typescript={language === "typescript"}
+            appId={appId}
+            onTypeErrors={setTypeErrors}
             initial={script?.source ?? NEW_SOURCE}
             onReady={(h) => {
               editor.current = h;
@@ -207,10 +213,21 @@ function ScriptForm({
             onSave={() => form.current?.requestSubmit()}
           />
         </div>
-        <Field
-          label="Sandbox overrides (JSON)"
-          hint="max_operations, max_string_size, max_array_size, max_map_size, max_call_levels, max_expr_depth; empty means platform defaults."
-        >
+        {language === "typescript" && typeErrors.length > 0 && (
+          <div class="type-errors" data-testid="type-errors" role="status">
+            <strong>{tn("type_errors", typeErrors.length)}</strong>{" "}
+            <span class="muted small">{t("type_errors_hint")}</span>
+            <ul class="problems">
+              {typeErrors.slice(0, 5).map((p) => (
+                <li key={`${p.line}:${p.column}:${p.message}`}>
+                  {t("line_n", { n: p.line })}
+                  {p.column ? t("column_n", { n: p.column }) : ""}: {p.message}
+                </li>
+              ))}
+            </ul>
+          </div>
+        )}
+        <Field label={t("sandbox")} hint={t("sandbox_hint")}>
           <textarea
             name="sandbox"
             rows={3}
@@ -221,26 +238,26 @@ function ScriptForm({
           />
         </Field>
         {problems.length > 0 && (
-          <ul class="problems" data-testid="source-problems" role="alert" aria-label="Not saved">
+          <ul class="problems" data-testid="source-problems" role="alert" aria-label={t("not_saved")}>
             {problems.map((p) => (
               <li key={`${p.line}:${p.column}:${p.message}`}>
-                Line {p.line}
-                {p.column ? `, column ${p.column}` : ""}: {p.message}
+                {t("line_n", { n: p.line })}
+                {p.column ? t("column_n", { n: p.column }) : ""}: {p.message}
               </li>
             ))}
           </ul>
         )}
         {/* With line problems listed above, the same message again would only repeat them. */}
         {problems.length === 0 && <ErrorNote error={save.error} />}
-        {saved && !save.busy && <p class="ok">Saved.</p>}
+        {saved && !save.busy && <p class="ok">{t("saved")}</p>}
         <div class="row">
           <button type="submit" class="primary" disabled={save.busy}>
-            {save.busy ? "Saving…" : script ? "Save" : "Create script"}
+            {save.busy ? t("saving") : script ? t("save") : t("create_script")}
           </button>
           {script && (
             <ConfirmButton
-              label="Delete script"
-              confirm={`Delete script ${script.name}?`}
+              label={t("delete_script")}
+              confirm={t("delete_script_confirm", { name: script.name })}
               disabled={remove.busy}
               onConfirm={() =>
                 remove.run(async () => {
@@ -254,7 +271,7 @@ function ScriptForm({
         <ErrorNote error={remove.error} />
       </form>
       {script && script.kind === "endpoint" && (
-        <RunPanel script={script} editor={editor} language={language} />
+        <RunPanel key={saves} script={script} editor={editor} language={language} />
       )}
     </Section>
   );

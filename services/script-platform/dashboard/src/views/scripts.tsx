@@ -1,14 +1,18 @@
 import type { Script } from "../api.js";
 import { qs } from "../api.js";
+import { t } from "../i18n.js";
 import { Link } from "../router.js";
 import { Empty, formatTime, Loading, MoreButton, Section, usePaged } from "../ui.js";
 
 export function ScriptsPage({ appId }: { appId: string }) {
   const scripts = usePaged<Script>((cursor) => `scripts${qs({ app_id: appId, cursor })}`, [appId]);
   return (
-    <Section title="Scripts" actions={<Link href={`/apps/${appId}/scripts/new`}>New script</Link>}>
+    <Section
+      title={t("scripts")}
+      actions={<Link href={`/apps/${appId}/scripts/new`}>{t("new_script")}</Link>}
+    >
       <Loading resource={scripts} />
-      {scripts.data && scripts.data.length === 0 && <Empty>No scripts in this app.</Empty>}
+      {scripts.data && scripts.data.length === 0 && <Empty>{t("no_scripts")}</Empty>}
       <ul class="list">
         {scripts.data?.map((s) => (
           <li key={s.id}>

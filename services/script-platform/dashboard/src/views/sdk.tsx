@@ -1,15 +1,16 @@
 import { Fragment } from "preact";
+import { t } from "../i18n.js";
 import { loadSdk, type SdkModel } from "../sdk-model.js";
 import { ErrorNote, Loading, Section, useResource } from "../ui.js";
 
 /** Order of the reference: globals first, then what they return, then ctx and its events. */
 const GROUPS: Array<[string, string[]]> = [
-  ["Handler argument", ["Context", "ScriptRequest", "ScriptEvent", "ScriptResponse"]],
+  [t("grp_handler"), ["Context", "ScriptRequest", "ScriptEvent", "ScriptResponse"]],
   [
-    "Trigger events (ctx.event.<kind>)",
+    t("grp_events"),
     ["KvEvent", "DocsEvent", "FilesEvent", "PubsubEvent", "CronEvent", "EmailEvent", "DeadLetterEvent"],
   ],
-  ["Logging", ["Log"]],
+  [t("grp_logging"), ["Log"]],
   ["kv", ["Kv", "KvCollection"]],
   ["docs", ["Docs", "DocsCollection", "Doc"]],
   ["files", ["Files", "FilesCollection", "FileMeta"]],
@@ -23,10 +24,9 @@ function Reference({ model }: { model: SdkModel }) {
   return (
     <div class="sdk" data-testid="sdk-reference">
       <p>
-        Every script runs with these globals. An endpoint's default export is the handler:{" "}
-        <code>export default async function (ctx) {"{ … }"}</code>. Imports name module scripts of the same
-        app: <code>import {"{ x }"} from "my-module"</code>. The same declarations are served at{" "}
-        <a href="/api/v1/sdk/types.d.ts">/api/v1/sdk/types.d.ts</a> for your own editor.
+        {t("sdk_intro_1")} <code>export default async function (ctx) {"{ … }"}</code>. {t("sdk_intro_2")}{" "}
+        <code>import {"{ x }"} from "my-module"</code>. {t("sdk_intro_3")}{" "}
+        <a href="/api/v1/sdk/types.d.ts">/api/v1/sdk/types.d.ts</a> {t("sdk_intro_4")}
       </p>
       {GROUPS.map(([title, names]) => (
         <Section key={title} title={title}>
@@ -57,7 +57,7 @@ function Reference({ model }: { model: SdkModel }) {
         </Section>
       ))}
       <details>
-        <summary>The declarations as served</summary>
+        <summary>{t("sdk_declarations")}</summary>
         <pre>{model.source}</pre>
       </details>
     </div>
@@ -70,7 +70,7 @@ export function SdkPage() {
   if (!sdk.data) return sdk.error ? <ErrorNote error={sdk.error} /> : <Loading resource={sdk} />;
   return (
     <>
-      <h1>Script SDK</h1>
+      <h1>{t("sdk_title")}</h1>
       <Reference model={sdk.data} />
     </>
   );

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, qs, type Secret } from "../api.js";
+import { t } from "../i18n.js";
 import {
   ConfirmButton,
   Empty,
@@ -23,18 +24,18 @@ export function SecretsPage({ appId }: { appId: string }) {
   const remove = useAction();
   return (
     <>
-      <Section title="Secrets">
-        <p class="muted small">Values are write-only: the server never returns them.</p>
+      <Section title={t("secrets")}>
+        <p class="muted small">{t("secrets_write_only")}</p>
         <Loading resource={secrets} />
-        {secrets.data && secrets.data.length === 0 && <Empty>No secrets.</Empty>}
+        {secrets.data && secrets.data.length === 0 && <Empty>{t("no_secrets")}</Empty>}
         <ul class="list">
           {secrets.data?.map((s) => (
             <li key={s.name}>
               <code>{s.name}</code>
-              <span class="muted small">updated {formatTime(s.updated_at)}</span>
+              <span class="muted small">{t("updated_at", { at: formatTime(s.updated_at) })}</span>
               <ConfirmButton
-                label="Delete"
-                confirm={`Delete secret ${s.name}?`}
+                label={t("delete")}
+                confirm={t("delete_secret_confirm", { name: s.name })}
                 disabled={remove.busy}
                 onConfirm={() =>
                   remove.run(async () => {
@@ -49,13 +50,13 @@ export function SecretsPage({ appId }: { appId: string }) {
         <MoreButton paged={secrets} />
         <ErrorNote error={remove.error} />
       </Section>
-      <Section title="Set a secret">
+      <Section title={t("set_secret")}>
         <form
           class="stack"
           onSubmit={(e) => {
             e.preventDefault();
             set.run(async () => {
-              const v = asJson ? parseJsonField("Value", value) : value;
+              const v = asJson ? parseJsonField(t("value"), value) : value;
               await api.post(`apps/${appId}/secrets`, { name, value: v });
               setName("");
               setValue("");
@@ -63,10 +64,10 @@ export function SecretsPage({ appId }: { appId: string }) {
             });
           }}
         >
-          <Field label="Name" hint="Setting an existing name replaces its value.">
+          <Field label={t("name")} hint={t("secret_name_hint")}>
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
-          <Field label="Value">
+          <Field label={t("value")}>
             <textarea
               name="value"
               rows={3}
@@ -78,11 +79,11 @@ export function SecretsPage({ appId }: { appId: string }) {
           </Field>
           <label class="check">
             <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.currentTarget.checked)} />
-            The value is JSON (kept with its type)
+            {t("value_is_json")}
           </label>
           <ErrorNote error={set.error} />
           <button type="submit" class="primary" disabled={set.busy}>
-            Save secret
+            {t("save_secret")}
           </button>
         </form>
       </Section>

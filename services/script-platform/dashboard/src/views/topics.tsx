@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { api, qs, type Topic } from "../api.js";
+import { t } from "../i18n.js";
 import {
   ConfirmButton,
   Empty,
@@ -20,21 +21,21 @@ export function TopicsPage({ appId }: { appId: string }) {
   const remove = useAction();
   return (
     <>
-      <Section title="Topics">
+      <Section title={t("topics")}>
         <Loading resource={topics} />
-        {topics.data && topics.data.length === 0 && <Empty>No registered topics.</Empty>}
+        {topics.data && topics.data.length === 0 && <Empty>{t("no_topics")}</Empty>}
         <ul class="list">
-          {topics.data?.map((t) => (
-            <li key={t.name}>
-              <code>{t.name}</code>
-              <span class="badge">{t.external ? "external" : "internal"}</span>
+          {topics.data?.map((topic) => (
+            <li key={topic.name}>
+              <code>{topic.name}</code>
+              <span class="badge">{topic.external ? t("external") : t("internal")}</span>
               <ConfirmButton
-                label="Delete"
-                confirm={`Delete topic ${t.name}?`}
+                label={t("delete")}
+                confirm={t("delete_topic_confirm", { name: topic.name })}
                 disabled={remove.busy}
                 onConfirm={() =>
                   remove.run(async () => {
-                    await api.del(`apps/${appId}/topics/${encodeURIComponent(t.name)}`);
+                    await api.del(`apps/${appId}/topics/${encodeURIComponent(topic.name)}`);
                     topics.reload();
                   })
                 }
@@ -45,7 +46,7 @@ export function TopicsPage({ appId }: { appId: string }) {
         <MoreButton paged={topics} />
         <ErrorNote error={remove.error} />
       </Section>
-      <Section title="Register a topic">
+      <Section title={t("register_topic_title")}>
         <form
           class="stack"
           onSubmit={(e) => {
@@ -58,7 +59,7 @@ export function TopicsPage({ appId }: { appId: string }) {
             });
           }}
         >
-          <Field label="Name">
+          <Field label={t("name")}>
             <input name="name" required value={name} onInput={(e) => setName(e.currentTarget.value)} />
           </Field>
           <label class="check">
@@ -67,11 +68,11 @@ export function TopicsPage({ appId }: { appId: string }) {
               checked={external}
               onChange={(e) => setExternal(e.currentTarget.checked)}
             />
-            External: subscribers with a token may listen over server-sent events
+            {t("topic_external")}
           </label>
           <ErrorNote error={create.error} />
           <button type="submit" class="primary" disabled={create.busy}>
-            Register topic
+            {t("register_topic")}
           </button>
         </form>
       </Section>

@@ -1,5 +1,6 @@
 import { useState } from "preact/hooks";
 import { allScripts, api, qs, type Script, type Trigger } from "../api.js";
+import { t } from "../i18n.js";
 import {
   ConfirmButton,
   Empty,
@@ -32,12 +33,12 @@ const DETAIL_KEYS = [
 ];
 
 /** One line naming what a trigger listens to, from its flattened or nested detail. */
-function describeDetail(t: Trigger): string {
-  const detail = (typeof t.detail === "object" && t.detail ? t.detail : t) as Record<string, unknown>;
+function describeDetail(tg: Trigger): string {
+  const detail = (typeof tg.detail === "object" && tg.detail ? tg.detail : tg) as Record<string, unknown>;
   return DETAIL_KEYS.filter((k) => detail[k] !== undefined && detail[k] !== null)
     .map(
       (k) =>
-        `${k}: ${Array.isArray(detail[k]) ? (detail[k] as unknown[]).join(", ") || "all" : String(detail[k])}`,
+        `${k}: ${Array.isArray(detail[k]) ? (detail[k] as unknown[]).join(", ") || t("all_ops") : String(detail[k])}`,
     )
     .join(" · ");
 }
@@ -46,7 +47,7 @@ function describeDetail(t: Trigger): string {
 function describeRetry(r: unknown): string {
   const p = r as { max_attempts?: number; backoff_ms?: number; max_backoff_ms?: number } | null | undefined;
   if (!p || typeof p.max_attempts !== "number") return "";
-  return `retry: ${p.max_attempts} attempts, first delay ${p.backoff_ms} ms doubling up to ${p.max_backoff_ms} ms`;
+  return t("retry_line", { n: p.max_attempts, first: String(p.backoff_ms), max: String(p.max_backoff_ms) });
 }
 
 export function TriggersPage({ appId }: { appId: string }) {
@@ -56,22 +57,22 @@ export function TriggersPage({ appId }: { appId: string }) {
   const names = new Map(scripts.data?.map((s) => [s.id, s.name]));
   return (
     <>
-      <Section title="Triggers">
+      <Section title={t("triggers")}>
         <Loading resource={triggers} />
-        {triggers.data && triggers.data.length === 0 && <Empty>No triggers.</Empty>}
+        {triggers.data && triggers.data.length === 0 && <Empty>{t("no_triggers")}</Empty>}
         <ul class="list">
-          {triggers.data?.map((t) => (
-            <li key={t.id} class="stack-item">
+          {triggers.data?.map((tg) => (
+            <li key={tg.id} class="stack-item">
               <div class="row">
-                <span class="badge">{t.kind}</span>
-                <strong>{names.get(t.script_id) ?? t.script_id}</strong>
-                <span class={t.enabled ? "ok small" : "muted small"}>
-                  {t.enabled ? "enabled" : "disabled"}
+                <span class="badge">{tg.kind}</span>
+                <strong>{names.get(tg.script_id) ?? tg.script_id}</strong>
+                <span class={tg.enabled ? "ok small" : "muted small"}>
+                  {tg.enabled ? t("enabled") : t("disabled")}
                 </span>
               </div>
-              <span class="muted small">{describeDetail(t)}</span>
+              <span class="muted small">{describeDetail(tg)}</span>
               <span class="muted small" data-testid="trigger-retry">
-                {describeRetry(t.retry)}
+                {describeRetry(tg.retry)}
               </span>
               <div class="row">
                 <button
@@ -79,20 +80,20 @@ export function TriggersPage({ appId }: { appId: string }) {
                   disabled={act.busy}
                   onClick={() =>
                     act.run(async () => {
-                      await api.patch(`apps/${appId}/triggers/${t.id}`, { enabled: !t.enabled });
+                      await api.patch(`apps/${appId}/triggers/${tg.id}`, { enabled: !tg.enabled });
                       triggers.reload();
                     })
                   }
                 >
-                  {t.enabled ? "Disable" : "Enable"}
+                  {tg.enabled ? t("disable") : t("enable")}
                 </button>
                 <ConfirmButton
-                  label="Delete"
-                  confirm={`Delete this ${t.kind} trigger?`}
+                  label={t("delete")}
+                  confirm={t("delete_trigger_confirm", { kind: tg.kind })}
                   disabled={act.busy}
                   onConfirm={() =>
                     act.run(async () => {
-                      await api.del(`apps/${appId}/triggers/${t.id}`);
+                      await api.del(`apps/${appId}/triggers/${tg.id}`);
                       triggers.reload();
                     })
                   }
@@ -104,7 +105,7 @@ export function TriggersPage({ appId }: { appId: string }) {
         <MoreButton paged={triggers} />
         <ErrorNote error={act.error} />
       </Section>
-      <Section title="New trigger">
+      <Section title={t("new_trigger")}>
         <Loading resource={scripts} />
         {scripts.data && (
           <NewTrigger
@@ -148,7 +149,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
     }
   };
 
-  if (props.scripts.length === 0) return <Empty>Create an endpoint script first: triggers start one.</Empty>;
+  if (props.scripts.length === 0) return <Empty>{t("endpoint_first")}</Empty>;
   return (
     <form
       class="stack"
@@ -156,7 +157,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
         e.preventDefault();
         create.run(async () => {
           const body: Record<string, unknown> = { script_id: scriptId, enabled, ...detail() };
-          const r = parseJsonField("Retry", retry);
+          const r = parseJsonField(t("retry_json"), retry);
           if (r !== undefined) body.retry = r;
           await api.post(`apps/${props.appId}/triggers/${kind}`, body);
           // A fresh form for the next trigger (the kind and script stay: often several alike).
@@ -171,7 +172,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
       }}
     >
       <div class="grid">
-        <Field label="Kind">
+        <Field label={t("kind")}>
           <select
             name="kind"
             value={kind}
@@ -185,7 +186,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
             ))}
           </select>
         </Field>
-        <Field label="Script">
+        <Field label={t("script")}>
           <select name="script_id" value={scriptId} onChange={(e) => setScriptId(e.currentTarget.value)}>
             {props.scripts.map((s) => (
               <option key={s.id} value={s.id}>
@@ -197,7 +198,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
       </div>
       {OPERATIONS[kind] && (
         <>
-          <Field label="Collection" hint="*, prefix:* or an exact name">
+          <Field label={t("collection")} hint={t("collection_pattern_hint")}>
             <input
               name="collection"
               required
@@ -206,7 +207,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
             />
           </Field>
           <fieldset class="row">
-            <legend>Operations (none checked means all)</legend>
+            <legend>{t("operations_legend")}</legend>
             {OPERATIONS[kind].map((op) => (
               <label key={op} class="check">
                 <input
@@ -225,13 +226,13 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
         </>
       )}
       {kind === "pubsub" && (
-        <Field label="Topic" hint="exact, prefix.* or *">
+        <Field label={t("topic")} hint={t("topic_pattern_hint")}>
           <input name="topic" required value={topic} onInput={(e) => setTopic(e.currentTarget.value)} />
         </Field>
       )}
       {kind === "cron" && (
         <div class="grid">
-          <Field label="Schedule" hint="6 fields: second minute hour day month weekday">
+          <Field label={t("schedule")} hint={t("schedule_hint")}>
             <input
               name="schedule"
               required
@@ -239,7 +240,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
               onInput={(e) => setSchedule(e.currentTarget.value)}
             />
           </Field>
-          <Field label="Time zone">
+          <Field label={t("time_zone")}>
             <input
               name="timezone"
               required
@@ -250,7 +251,7 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
         </div>
       )}
       {kind === "email" && (
-        <Field label="Inbound secret (optional)" hint="Signs the webhook body with HMAC-SHA256.">
+        <Field label={t("inbound_secret")} hint={t("inbound_secret_hint")}>
           <input
             name="inbound_secret"
             type="password"
@@ -260,19 +261,16 @@ function NewTrigger(props: { appId: string; scripts: Script[]; onCreated: () => 
           />
         </Field>
       )}
-      <Field
-        label="Retry (JSON, optional)"
-        hint='Empty: the platform defaults (5 attempts, 1000 ms doubling up to 300000 ms unless PLATFORM_TRIGGER_* say otherwise), e.g. {"max_attempts": 3, "backoff_ms": 2000}'
-      >
+      <Field label={t("retry_optional")} hint={t("retry_hint")}>
         <input name="retry" value={retry} onInput={(e) => setRetry(e.currentTarget.value)} />
       </Field>
       <label class="check">
         <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
-        Enabled
+        {t("enabled_check")}
       </label>
       <ErrorNote error={create.error} />
       <button type="submit" class="primary" disabled={create.busy}>
-        Create trigger
+        {t("create_trigger")}
       </button>
     </form>
   );

@@ -3,11 +3,11 @@ import { openSse } from "@app/kit/http";
 import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
-import { executionsRepo } from "../../execution/executions-repo.js";
+import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repo.js";
 import { targetApp } from "../route-auth.js";
 
 const query = z.strictObject({
-  status: z.enum(["ok", "error", "timeout", "limit", "succeeded", "failed"]).optional(),
+  status: z.enum(EXECUTION_STATUSES).optional(),
   script_id: z.string().max(64).optional(),
   invocation_type: z.string().max(32).optional(),
 });

@@ -1,14 +1,14 @@
 import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
-import { executionsRepo } from "../../execution/executions-repo.js";
+import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repo.js";
 import { targetApp } from "../route-auth.js";
 import { Execution, page } from "../schemas.js";
 
 const query = z.strictObject({
   cursor: z.string().max(64).optional(),
   limit: z.coerce.number().int().min(1).max(200).optional(),
-  status: z.enum(["ok", "error", "timeout", "limit", "succeeded", "failed"]).optional(),
+  status: z.enum(EXECUTION_STATUSES).optional(),
   script_id: z.string().max(64).optional(),
   invocation_type: z.string().max(32).optional(),
   since: z.iso.datetime({ offset: true }).optional(),
