@@ -110,6 +110,12 @@ export default defineConfig({
         setupFiles: [argon2TestCost],
         globalSetup: "test/dashboard-dist.ts",
       }),
+      // The built services behind nginx and the npm start tree: ports of their own, real processes,
+      // a 600 MB upload; one file at a time, each in its own process.
+      (() => {
+        const p = base("deploy", "deploy", {});
+        return { ...p, test: { ...p.test, include: ["test/**/*.test.ts"], maxWorkers: 1 } };
+      })(),
     ],
     maxWorkers,
     passWithNoTests: false,

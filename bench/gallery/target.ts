@@ -30,6 +30,8 @@ export async function startGallery(args: { backend?: "sqlite" | "postgres" } = {
     DATA_DIR: env.dataDir,
     DATABASE_URL: env.databaseUrl,
     GALLERY_ADMIN_PASSWORD: "bench password 1234",
+    // The load generator gives each guest its own X-Forwarded-For address (join limits per IP).
+    TRUST_PROXY: "loopback",
   });
   const built = await buildApp(config, { logger: createLogger({ name: "bench", level: "error" }) });
   const { app, ctx } = built;

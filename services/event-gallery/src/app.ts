@@ -4,6 +4,7 @@ import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { openDatabase } from "@app/kit/db";
 import { createHttpApp, registerHealth } from "@app/kit/http";
+import { fastifyTrustProxy } from "@app/kit/http/proxy";
 import { registerReadiness } from "@app/kit/http/readiness";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
@@ -146,7 +147,11 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
     const exportWorker = createExportWorker(ctx);
 
-    const app = createHttpApp({ logger, badUrlIsNotFound: isMediaPath });
+    const app = createHttpApp({
+      logger,
+      badUrlIsNotFound: isMediaPath,
+      fastify: { trustProxy: fastifyTrustProxy(config.TRUST_PROXY) },
+    });
     // Before any route: the OpenAPI document and the auth hook see every route registered after.
     await registerApiDocs(app);
     installGalleryAuth(app, ctx);

@@ -1,12 +1,14 @@
 import { availableParallelism } from "node:os";
 import { commonEnv, type EnvValues, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
+import { proxyEnv } from "@app/kit/http/proxy";
 import { WEBHOOK_FORMATS } from "@app/kit/webhook-format";
 import { z } from "zod";
 
 /** Every variable event-gallery reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("event-gallery", 3001),
+  ...proxyEnv(),
   GALLERY_ADMIN_NAME: envVar(
     z
       .string()

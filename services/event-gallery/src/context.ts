@@ -99,7 +99,7 @@ export interface Auth {
   ): Promise<AuthedUser>;
   /** A short-lived token for `?t=` on media URLs (so <img>/<video> tags work). */
   mediaToken(user: AuthedUser): Promise<string>;
-  /** Client IP for limits: right-most X-Forwarded-For hop, else the peer address. */
+  /** Client IP for limits: the first hop TRUST_PROXY does not trust, else the peer address. */
   clientIp(req: RequestLike): string;
 }
 

@@ -1,6 +1,7 @@
 import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/http";
+import { fastifyTrustProxy } from "@app/kit/http/proxy";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Alerts } from "./alerts/alerts.js";
@@ -197,7 +198,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
   // The bridge never logs request paths (its path can be a secret): the kit's one line per
   // request carries the route pattern (`/:pathSecret/mcp`), never the path.
-  const app = createHttpApp({ logger });
+  const app = createHttpApp({ logger, fastify: { trustProxy: fastifyTrustProxy(config.TRUST_PROXY) } });
   // Before any route: the OpenAPI document and the auth hook see every route registered after.
   await registerApiDocs(app);
   registerHealth(app);

@@ -1,5 +1,6 @@
 import { ConfigError, commonEnv, csvList, type EnvValues, envInt, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
+import { proxyEnv } from "@app/kit/http/proxy";
 import { z } from "zod";
 import { ALERT_FORMATS, type AlertFormat } from "./alerts/format.js";
 import { parseDigestSchedule } from "./digest/schedule.js";
@@ -21,6 +22,7 @@ function isTimeZone(tz: string): boolean {
 /** Every variable portal-bridge reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("portal-bridge", 3003),
+  ...proxyEnv(),
   DATA_DIR: envVar(z.string().min(1).default("./data/portal-bridge"), "where the bridge's state lives"),
   // Shared by `npm start` for every service; the bridge has no database and ignores it.
   DATABASE_URL: envVar(optionalString, "ignored: the bridge has no database", { secret: true }),

@@ -3,6 +3,7 @@ import type { Clock } from "@app/kit/clock";
 import { systemClock } from "@app/kit/clock";
 import { openDatabase } from "@app/kit/db";
 import { createHttpApp, registerHealth } from "@app/kit/http";
+import { fastifyTrustProxy, publicOrigin } from "@app/kit/http/proxy";
 import { registerReadiness } from "@app/kit/http/readiness";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
@@ -206,7 +207,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     routeTable = createRouteTable(database, logger, clock);
     await routeTable.start();
 
-    const app = createHttpApp({ logger });
+    const app = createHttpApp({ logger, fastify: { trustProxy: fastifyTrustProxy(config.TRUST_PROXY) } });
     let listenUrl = `http://${config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST}:${config.PORT}`;
     app.addHook("onListen", async () => {
       const addr = app.server.address();
@@ -237,7 +238,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         modulesFor: (script) => scripts.modulesFor(script),
       },
       sandbox: createSandboxPolicy(config),
-      publicBaseUrl: () => (config.PUBLIC_BASE_URL ?? listenUrl).replace(/\/$/, ""),
+      publicBaseUrl: (req) => {
+        const configured = config.PLATFORM_PUBLIC_URL ?? config.PUBLIC_BASE_URL;
+        return req ? publicOrigin(req, configured) : (configured ?? listenUrl).replace(/\/+$/, "");
+      },
     };
 
     registerHealth(app);

@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { ConfigError, commonEnv, type EnvValues, envBool, envInt, envVar } from "@app/kit/config";
 import { metricsTokenEnv } from "@app/kit/http/metrics";
+import { proxyEnv } from "@app/kit/http/proxy";
 import { z } from "zod";
 
 const optionalText = z.string().min(1).optional();
@@ -8,10 +9,15 @@ const optionalText = z.string().min(1).optional();
 /** Every variable script-platform reads; the same spec validates start-up and prints --help. */
 export const envSpec = {
   ...commonEnv("script-platform", 3002),
+  ...proxyEnv(),
+  PLATFORM_PUBLIC_URL: envVar(
+    z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" }).optional(),
+    "the platform's public URL, reported by GET /version; https also makes the session cookie Secure",
+    { defaultText: "the origin the request came to (through a proxy: see TRUST_PROXY)" },
+  ),
   PUBLIC_BASE_URL: envVar(
     z.url({ protocol: /^https?$/, error: "must be an absolute http(s) URL" }).optional(),
-    "base URL reported by GET /version and used for links",
-    { defaultText: "the listen URL" },
+    "older name of PLATFORM_PUBLIC_URL (used when that is unset)",
   ),
   PLATFORM_ADMIN_USERNAME: envVar(
     optionalText,

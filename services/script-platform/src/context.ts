@@ -1,5 +1,6 @@
 import type { Clock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
+import type { ProxiedRequest } from "@app/kit/http/proxy";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Config } from "./config.js";
@@ -37,8 +38,12 @@ export interface PlatformContext {
   scripts: ScriptLookup;
   /** Sandbox ceilings and defaults (env-overridable per knob) and how to resolve a script's limits. */
   sandbox: SandboxPolicy;
-  /** GET /version's public_base_url (PUBLIC_BASE_URL, else the listen URL once known). */
-  publicBaseUrl(): string;
+  /**
+   * The platform's public URL without a trailing slash: PLATFORM_PUBLIC_URL (or its older name
+   * PUBLIC_BASE_URL), else the origin the request came to (kit http/proxy: forwarded protocol
+   * and host only from hops TRUST_PROXY trusts), else the listen URL once known.
+   */
+  publicBaseUrl(req?: ProxiedRequest): string;
 }
 
 export interface AdminGate {

@@ -11,19 +11,9 @@ import type { SessionSource, SessionTokens } from "./sessions.js";
 const RANK: Record<Role, number> = { guest: 0, host: 1, admin: 2 };
 export const roleAtLeast = (role: Role, min: Role) => RANK[role] >= RANK[min];
 
-/** Right-most X-Forwarded-For hop (the one our own proxy appended), else the peer address. */
+/** The client's address as TRUST_PROXY allows it to be known (kit http/proxy), else the peer. */
 export function clientIpOf(req: RequestLike): string {
-  const xff = req.headers["x-forwarded-for"];
-  const joined = Array.isArray(xff) ? xff.join(",") : xff;
-  if (joined) {
-    const hops = joined
-      .split(",")
-      .map((h) => h.trim())
-      .filter(Boolean);
-    const last = hops.at(-1);
-    if (last) return last;
-  }
-  return req.socket.remoteAddress ?? req.ip ?? "unknown";
+  return req.ip ?? req.socket.remoteAddress ?? "unknown";
 }
 
 export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, clock: Clock): Auth {

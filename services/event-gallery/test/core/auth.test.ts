@@ -46,12 +46,26 @@ describe("media tokens and client IPs", () => {
     expect((await get(`/test/media?t=${t2}`)).statusCode).toBe(401);
   });
 
-  it("takes the right-most X-Forwarded-For hop, else the peer address", async () => {
+  it("with TRUST_PROXY=1 takes the right-most X-Forwarded-For hop, else the peer address", async () => {
     expect((await get("/test/ip", { "x-forwarded-for": "1.1.1.1, 2.2.2.2 , 3.3.3.3" })).json().ip).toBe(
       "3.3.3.3",
     );
     expect((await get("/test/ip", { "x-forwarded-for": "4.4.4.4" })).json().ip).toBe("4.4.4.4");
     expect((await get("/test/ip")).json().ip).toBe("127.0.0.1");
+  });
+
+  it("without TRUST_PROXY ignores X-Forwarded-For", async () => {
+    const plain = await startGallery({ env: { TRUST_PROXY: "" } });
+    try {
+      plain.built.app.get("/test/ip", async (req) => ({ ip: plain.built.ctx.auth.clientIp(req) }));
+      const res = await plain.built.app.inject({
+        url: "/test/ip",
+        headers: { "x-forwarded-for": "4.4.4.4" },
+      });
+      expect(res.json().ip).toBe("127.0.0.1");
+    } finally {
+      await plain.close();
+    }
   });
 });
 

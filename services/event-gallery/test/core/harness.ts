@@ -40,6 +40,8 @@ export async function startGallery(
     DATA_DIR: env.dataDir,
     DATABASE_URL: env.databaseUrl,
     GALLERY_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    // Callers stand for distinct clients through X-Forwarded-For from the local "proxy".
+    TRUST_PROXY: "1",
     ...opts.env,
   });
   const built = await buildApp(config, {

@@ -119,7 +119,7 @@ describe("identity: join, recover, sessions", () => {
     expect((await g.call("POST", "/join", { body: { name: "bucket" }, ip })).statusCode).toBe(409);
   });
 
-  it("applies the join per-IP ceiling from config, using the right-most X-Forwarded-For hop", async () => {
+  it("applies the join per-IP ceiling from config, using the right-most X-Forwarded-For hop (TRUST_PROXY=1)", async () => {
     await (g.built.ctx.settings as EditableSettingsStore).update({ join_ip_rate_per_min: 3 });
     try {
       const hop = (first: string) => ({ "x-forwarded-for": `${first}, 198.51.100.7` });

@@ -73,7 +73,8 @@ export class Guard {
 
   /** The Host check alone, for the OAuth endpoints that browser-based clients call cross-origin. */
   checkHost(req: FastifyRequest): string {
-    const host = (req.headers.host ?? "").toLowerCase();
+    // The Host the client addressed (a trusted proxy's X-Forwarded-Host under TRUST_PROXY).
+    const host = req.host.toLowerCase();
     if (!this.hostAllowed(host)) throw forbidden("This Host is not allowed.", "host_not_allowed");
     return host;
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { AppError, notFound } from "@app/kit/errors";
+import { clientAddress } from "@app/kit/http/proxy";
 import { binary, errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import {
   InvalidRequestError,
@@ -264,7 +265,7 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
         schema: { body: z.unknown(), response: { 201: RegisteredClient, ...oauthErrors(400, 403, 429) } },
       },
       async (req, reply) => {
-        const client = await oauth.register(req.body, req.ip);
+        const client = await oauth.register(req.body, clientAddress(req));
         return reply
           .code(201)
           .headers({ ...CORS_HEADERS, "cache-control": "no-store" })
@@ -280,7 +281,8 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
         const lang = pickLang(req.headers["accept-language"]);
         const p = authorizeParams(q, lang, reply);
         if (!("client" in p)) return p;
-        const locked = oauth.consentAllowed(req.ip) ? null : oauth.consentRetryAfterS(req.ip);
+        const client = clientAddress(req);
+        const locked = oauth.consentAllowed(client) ? null : oauth.consentRetryAfterS(client);
         return sendPage(
           reply,
           200,
@@ -317,12 +319,12 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
             lockedForS,
           });
         const approve = form.decision === "approve";
-        if (approve && !oauth.consentAllowed(req.ip)) {
-          const s = oauth.consentRetryAfterS(req.ip);
+        if (approve && !oauth.consentAllowed(clientAddress(req))) {
+          const s = oauth.consentRetryAfterS(clientAddress(req));
           reply.header("retry-after", String(s));
           return sendPage(reply, 429, view(false, s));
         }
-        const to = await oauth.decide(p, approve, form.owner_secret ?? "", req.ip);
+        const to = await oauth.decide(p, approve, form.owner_secret ?? "", clientAddress(req));
         if (to === null) return sendPage(reply, 401, view(true, null));
         return reply.redirect(to, 302);
       },

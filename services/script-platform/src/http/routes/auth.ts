@@ -1,5 +1,6 @@
+import { clientAddress, isHttps } from "@app/kit/http/proxy";
 import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
-import type { FastifyReply } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { createAuth } from "../../control/auth.js";
@@ -34,12 +35,14 @@ export const authRoutes: RouteModule = (app, ctx) => {
     sessionTtlHours: ctx.config.PLATFORM_SESSION_TTL_HOURS,
   });
   const throttle = createLoginThrottle({ database: ctx.database, clock: ctx.clock });
-  const secure = () => ctx.publicBaseUrl().startsWith("https://");
+  // Secure when the client came over TLS (directly or through a trusted proxy) or the public
+  // URL is https.
+  const secure = (req: FastifyRequest) => isHttps(req) || ctx.publicBaseUrl(req).startsWith("https://");
   // A browser-session cookie: the server enforces the sliding lifetime.
-  const setCookie = (reply: FastifyReply, value: string, clear = false) =>
+  const setCookie = (req: FastifyRequest, reply: FastifyReply, value: string, clear = false) =>
     reply.header(
       "set-cookie",
-      `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict${secure() ? "; Secure" : ""}${clear ? "; Max-Age=0" : ""}`,
+      `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict${secure(req) ? "; Secure" : ""}${clear ? "; Max-Age=0" : ""}`,
     );
 
   const api = typed(app);
@@ -49,13 +52,14 @@ export const authRoutes: RouteModule = (app, ctx) => {
     { schema: { body: loginBody, response: { 200: LoginResult, ...errors(401, 422, 429) } } },
     async (req, reply) => {
       const body = req.body;
-      await throttle.check(body.username);
+      const client = clientAddress(req);
+      await throttle.check(body.username, client);
       const result = await auth.login(body.username, body.password).catch(async (err) => {
-        if (err?.code === "invalid_credentials") await throttle.failed(body.username);
+        if (err?.code === "invalid_credentials") await throttle.failed(body.username, client);
         throw err;
       });
-      await throttle.succeeded(body.username);
-      setCookie(reply, result.token);
+      await throttle.succeeded(body.username, client);
+      setCookie(req, reply, result.token);
       return { token: result.token, expires_at: result.expires_at, admin: result.admin };
     },
   );
@@ -65,7 +69,7 @@ export const authRoutes: RouteModule = (app, ctx) => {
     { config: { auth: {} }, schema: { response: { 204: NoBody, ...errors(401) } } },
     async (req, reply) => {
       if (req.principal.sessionId) await auth.logout(req.principal.sessionId);
-      setCookie(reply, "", true);
+      setCookie(req, reply, "", true);
       return reply.code(204).send();
     },
   );

@@ -6,13 +6,13 @@ import { Version } from "../schemas.js";
 
 /** GET /version, and a clear 404 for API majors this build does not serve. */
 export const versionRoutes: RouteModule = (app, ctx) => {
-  typed(app).get("/version", { schema: { response: { 200: Version } } }, async () => ({
+  typed(app).get("/version", { schema: { response: { 200: Version } } }, async (req) => ({
     product: PRODUCT_VERSION,
     sdk: SDK_VERSION,
     api: API_MAJOR,
     schema: SCHEMA_VERSION,
     wire: WIRE_VERSION,
-    public_base_url: ctx.publicBaseUrl(),
+    public_base_url: ctx.publicBaseUrl(req),
   }));
   const other = async (req: { params: unknown }) => {
     const major = (req.params as { major: string }).major;
