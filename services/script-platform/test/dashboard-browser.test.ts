@@ -136,6 +136,15 @@ describe("admin dashboard in headless Chromium against the real platform", () =>
       return { status: res.status, body: await res.json() };
     });
     expect(called).toEqual({ status: 200, body: { greeting: "hello ada" } });
+    // The run's record is written after its answer: open the list once it is there.
+    await expect
+      .poll(() =>
+        page.evaluate(async (url) => {
+          const res = await fetch(url);
+          return res.ok ? ((await res.json()) as { items: unknown[] }).items.length : -res.status;
+        }, `/api/v1/admin/apps/${appId}/executions?limit=1`),
+      )
+      .toBeGreaterThan(0);
     await page.getByRole("link", { name: "Executions" }).click();
     const row = page.getByTestId("executions").locator("li.execution").first();
     await row.waitFor();

@@ -31,7 +31,8 @@ describe("control plane skeleton", () => {
       api: 1,
       schema: migrations.length,
       wire: 1,
-      public_base_url: "http://127.0.0.1:3002",
+      // No PLATFORM_PUBLIC_URL: the request's own origin (inject's Host is localhost:80).
+      public_base_url: "http://localhost:80",
     });
   });
 
