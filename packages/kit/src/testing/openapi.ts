@@ -31,3 +31,34 @@ export async function checkOpenApi(
     undescribed: undescribedOperations(doc),
   };
 }
+
+/**
+ * A web app's calls (`METHOD /path`, `{}` for each templated segment, after `prefix`) that the
+ * document's paths do not list. A `{}` on either side matches one whole segment; `{}:run` matches
+ * only `{}:run`, so colon actions must be documented as their own paths.
+ */
+export function undocumentedCalls(
+  paths: Record<string, Record<string, unknown>>,
+  calls: string[],
+  prefix = "",
+): string[] {
+  const documented = Object.entries(paths).flatMap(([path, item]) =>
+    Object.keys(item).map((m) => ({
+      method: m.toUpperCase(),
+      segments: path
+        .slice(path.startsWith(prefix) ? prefix.length : 0)
+        .replace(/\{[^}]*\}/g, "{}")
+        .split("/"),
+    })),
+  );
+  return calls.filter((call) => {
+    const [method, path] = call.split(" ") as [string, string];
+    const segs = path.split("/");
+    return !documented.some(
+      (d) =>
+        d.method === method &&
+        d.segments.length === segs.length &&
+        d.segments.every((s, i) => s === segs[i] || s === "{}" || segs[i] === "{}"),
+    );
+  });
+}
