@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { FakeClock } from "@app/kit/clock";
-import { openDatabase, sql } from "@app/kit/db";
+import { type Database, openDatabase, sql } from "@app/kit/db";
 import { createTestEnv, type TestEnv, testBackend } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -96,6 +96,30 @@ describe.skipIf(testBackend() !== "postgres")(
     let appId = "";
     const scripts: Record<string, string> = {};
     const database = () => openDatabase<PlatformDB>({ url: env.databaseUrl });
+    /** `n` pubsub rows for a script, due now, committed with the wake-up every enqueue sends. */
+    const enqueuePubsub = async (db: Database<PlatformDB>, scriptId: string, topic: string, n: number) => {
+      const now = new Date().toISOString();
+      await db.writeTx(async (trx) => {
+        await trx
+          .insertInto("outbox")
+          .values(
+            Array.from({ length: n }, (_, i) => ({
+              id: newId(),
+              app_id: appId,
+              source_kind: "pubsub",
+              trigger_id: null,
+              script_id: scriptId,
+              payload: JSON.stringify({ event: { pubsub: { topic, message: { i } } } }),
+              due_at: now,
+              principal: null,
+              reply_to: null,
+              created_at: now,
+            })),
+          )
+          .execute();
+        await sql`SELECT pg_notify('platform_outbox', '')`.execute(trx);
+      });
+    };
     const sse: SseClient[] = [];
 
     /** node:http rather than fetch: the Host header selects the app and fetch will not send one. */
@@ -209,28 +233,7 @@ describe.skipIf(testBackend() !== "postgres")(
     it(`${ROWS} outbox rows are each run exactly once by the two instances' dispatchers`, async () => {
       const db = database();
       try {
-        const now = new Date().toISOString();
-        await db.writeTx(async (trx) => {
-          await trx
-            .insertInto("outbox")
-            .values(
-              Array.from({ length: ROWS }, (_, i) => ({
-                id: newId(),
-                app_id: appId,
-                source_kind: "pubsub",
-                trigger_id: null,
-                script_id: scripts.count ?? "",
-                payload: JSON.stringify({ event: { pubsub: { topic: "work", message: { i } } } }),
-                due_at: now,
-                principal: null,
-                reply_to: null,
-                created_at: now,
-              })),
-            )
-            .execute();
-          // Wake both dispatchers at commit (what every enqueue does).
-          await sql`SELECT pg_notify('platform_outbox', '')`.execute(trx);
-        });
+        await enqueuePubsub(db, scripts.count ?? "", "work", ROWS);
         const runs = await until(
           "every row to run",
           async () => {
@@ -300,27 +303,7 @@ describe.skipIf(testBackend() !== "postgres")(
             (r) => r.instance_id,
           ),
         );
-        const now = new Date().toISOString();
-        await db.writeTx(async (trx) => {
-          await trx
-            .insertInto("outbox")
-            .values(
-              Array.from({ length: N }, (_, i) => ({
-                id: newId(),
-                app_id: appId,
-                source_kind: "pubsub",
-                trigger_id: null,
-                script_id: scripts.slow ?? "",
-                payload: JSON.stringify({ event: { pubsub: { topic: "slow", message: { i } } } }),
-                due_at: now,
-                principal: null,
-                reply_to: null,
-                created_at: now,
-              })),
-            )
-            .execute();
-          await sql`SELECT pg_notify('platform_outbox', '')`.execute(trx);
-        });
+        await enqueuePubsub(db, scripts.slow ?? "", "slow", N);
         // C holds claimed rows (its instance id is the one A and B never recorded).
         const held = await until("C to hold rows", async () => {
           const rows = await db.db
