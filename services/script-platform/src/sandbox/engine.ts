@@ -100,7 +100,7 @@ export interface RunRequest {
 export const RUN_ENDED = Object.freeze(new Error("The run ended."));
 
 /** Warm contexts one engine (worker) keeps, least recently used first out. */
-export const WARM_CONTEXTS_PER_WORKER = 64;
+export const WARM_CONTEXTS_PER_WORKER = 256;
 /**
  * A warm context is discarded after this many runs (bounds how long module-level state lives;
  * its memory is bounded by the runtime's limit anyway). Rebuilding one (prelude, web APIs,
