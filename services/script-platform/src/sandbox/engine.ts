@@ -127,6 +127,45 @@ interface RunState {
   /** Handles that belong to this run only (freed when it ends). */
   handles: QuickJSHandle[];
   halt?: (kind: FailureKind) => void;
+  /** Bytes the WASM memory grew by while this run executed, and how much it may (see guardGrowth). */
+  grown: number;
+  growthBudget: number;
+  /** The WASM memory's size no run may grow it past (the engine's `maxWasmBytes`). */
+  wasmCeiling: number;
+}
+
+/**
+ * The run whose JavaScript executes now in this thread's QuickJS module: runs interleave only at
+ * their awaits, so whoever (re)starts executing sets it, and memory growth is charged to it.
+ */
+let executing: RunState | null = null;
+const guarded = new WeakSet<object>();
+
+/**
+ * QuickJS's own memory limit counts a fixed overhead per allocation in this build (it cannot
+ * read an allocation's usable size), not its bytes: an ArrayBuffer's megabytes counted as a few
+ * bytes, and a Map's entries as a fraction of their size. What does grow with the bytes is the
+ * module's WebAssembly memory, grown by the allocator through the memory object's grow() (JS
+ * glue): that call, on this one memory object, is refused once the executing run grew it by more
+ * than its memory limit or past the engine's ceiling. The allocation then fails inside QuickJS
+ * and the run is stopped with size_limit at that allocation, before the worker's memory balloons.
+ */
+function guardGrowth(memory: { buffer: ArrayBuffer; grow(pages: number): number }): void {
+  if (guarded.has(memory)) return;
+  guarded.add(memory);
+  const grow = memory.grow.bind(memory);
+  memory.grow = (pages: number) => {
+    const st = executing;
+    if (st && !st.done) {
+      const bytes = pages * 65_536;
+      if (st.grown + bytes > st.growthBudget || memory.buffer.byteLength + bytes > st.wasmCeiling) {
+        st.halt?.("size_limit");
+        throw new RangeError("The run's memory limit was reached.");
+      }
+      st.grown += bytes;
+    }
+    return grow(pages);
+  };
 }
 
 /** A runtime + context with the prelude and the entry module evaluated. */
@@ -226,6 +265,8 @@ export class Engine {
       logger: EngineLog;
       /** Extra prelude (in-sandbox web APIs, see web-apis.ts): `(function (host) {...})` source. */
       webApis?: string;
+      /** No run grows the module's WebAssembly memory past this many bytes (default: no ceiling). */
+      maxWasmBytes?: number;
     },
   ) {}
 
@@ -279,7 +320,12 @@ export class Engine {
       pendingHost: 0,
       host: req.host,
       handles: [],
+      grown: 0,
+      growthBudget: memoryBytes(limits),
+      wasmCeiling: this.deps.maxWasmBytes ?? Number.POSITIVE_INFINITY,
     };
+    guardGrowth(mod.getWasmMemory());
+    executing = st;
     const halt = (kind: FailureKind) => {
       st.stop ??= kind;
       st.abort?.abort(RUN_ENDED);
@@ -326,6 +372,7 @@ export class Engine {
           st,
           this.unwrap(w, st, w.vm.evalCode(req.source, req.name, { type: "module" })),
         );
+        executing = st;
         w.handles.push(...st.handles.splice(st.handles.indexOf(w.ns)));
       }
       const { vm } = w;
@@ -347,6 +394,7 @@ export class Engine {
         st,
         this.unwrap(w, st, vm.callFunction(w.runFn, vm.undefined, w.ns as QuickJSHandle, ...ctxArgs)),
       );
+      executing = st;
       if (st.stop) throw new Stop();
       // The result crosses the boundary like any SDK value: the guest encoded it; check it here.
       const jsonH = keep(vm.getProp(resultArr, 0));
@@ -396,6 +444,7 @@ export class Engine {
       return finish({ ok: false, kind: "internal_error", message: "The script engine failed." });
     } finally {
       st.done = true;
+      if (executing === st) executing = null;
       timer.cancel();
       req.signal?.removeEventListener("abort", onAbort);
       st.abort?.abort(RUN_ENDED);
@@ -510,6 +559,7 @@ export class Engine {
         throw new GuestThrew("The handler's promise never settled.", false, false);
       st.onPark?.(true);
       await st.waker.wait();
+      executing = st;
       st.onPark?.(false);
     }
   }
