@@ -224,6 +224,17 @@ class GuestThrew extends Error {
   }
 }
 
+/** A stack frame in the engine's own sources (newContext's prelude and web APIs, guestError's inspector). */
+const INTERNAL_FRAME = /^\s*at .*\((?:sdk-prelude|web-apis|inspect)\.js:\d+(?::\d+)?\)\s*$/;
+
+/** A stack as the script's author should see it: the engine's own frames (prelude, web APIs) left out. */
+export function hideInternalFrames(stack: string): string {
+  return stack
+    .split("\n")
+    .filter((line) => !INTERNAL_FRAME.test(line))
+    .join("\n");
+}
+
 /** The first stack frame in `file` (else the first frame): QuickJS writes `at f (file:line:col)`. */
 export function errorPosition(
   stack: string | null,
@@ -814,7 +825,8 @@ export class Engine {
       }
       name = readString(vm, errH, "name") ?? "Error";
       message = readString(vm, errH, "message") ?? "";
-      stack = readString(vm, errH, "stack") ?? null;
+      const raw = readString(vm, errH, "stack");
+      stack = raw === undefined ? null : hideInternalFrames(raw);
     } else {
       const d = vm.dump(errH);
       message = typeof d === "string" ? d : (JSON.stringify(d) ?? String(d));
