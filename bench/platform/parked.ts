@@ -20,7 +20,11 @@ const HOST = "parked.test";
 export async function startUpstream(args: { delayMs: number }): Promise<ServerTarget> {
   let open = 0;
   let maxOpen = 0;
+  let first = 0;
+  let last = 0;
   const server = createServer((req, res) => {
+    last = performance.now();
+    if (first === 0) first = last;
     open++;
     maxOpen = Math.max(maxOpen, open);
     setTimeout(() => {
@@ -33,10 +37,15 @@ export async function startUpstream(args: { delayMs: number }): Promise<ServerTa
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     commands: {
-      /** The most requests open at once since the previous call. */
-      maxOpen: () => {
-        const m = maxOpen;
+      /**
+       * Since the previous call: the most requests open at once, and the milliseconds from the
+       * first request's arrival to the last's (how long the target took to start them all).
+       */
+      stats: () => {
+        const m = { maxOpen, spreadMs: last - first };
         maxOpen = open;
+        first = 0;
+        last = 0;
         return m;
       },
     },
@@ -104,6 +113,7 @@ interface Round {
   p99: number;
   cpuMs: number;
   upstreamOpen: number;
+  upstreamSpreadMs: number;
   load: string;
   /** The platform's main thread's CPU ms in the burst, and its other threads' (busiest first). */
   mainMs: number;
@@ -124,7 +134,7 @@ export async function parkedStep(
     /** Bursts per side before the measured rounds. */
     warmups?: number;
     /** Platform targets to measure (more than one: an A/B of trees, e.g. a base commit's). */
-    platforms: { name: string; module: URL }[];
+    platforms: { name: string; module: URL; env?: Record<string, string> }[];
     workerdModule: URL;
   },
 ): Promise<void> {
@@ -140,7 +150,7 @@ export async function parkedStep(
     const target = await bench.server(p.name, p.module, "startPlatform", {
       backend: "sqlite",
       // The platform's default slots (the other steps use 64): what an instance meets as shipped.
-      env: { PLATFORM_HTTP_ALLOW_PRIVATE: "true", PLATFORM_MAX_CONCURRENCY: "32" },
+      env: { PLATFORM_HTTP_ALLOW_PRIVATE: "true", PLATFORM_MAX_CONCURRENCY: "32", ...p.env },
     });
     await target.call("hog", {
       app: "parked",
@@ -171,7 +181,7 @@ export async function parkedStep(
       n,
     });
     await task.next();
-    await upstream.call("maxOpen");
+    await upstream.call("stats");
     const platform = side !== peer;
     const t0 = platform ? await side.target.call<ThreadCpu>("threads") : [];
     const cpu0 = await side.target.cpuSeconds();
@@ -188,7 +198,9 @@ export async function parkedStep(
       p50: percentile(value.ms, 50),
       p99: percentile(value.ms, 99),
       cpuMs,
-      upstreamOpen: await upstream.call<number>("maxOpen"),
+      ...(await upstream
+        .call<{ maxOpen: number; spreadMs: number }>("stats")
+        .then((u) => ({ upstreamOpen: u.maxOpen, upstreamSpreadMs: u.spreadMs }))),
       load: loadavg()[0]?.toFixed(2) ?? "-",
       mainMs: (delta.find((t) => t.main)?.cpuS ?? 0) * 1000,
       threadsMs: delta
@@ -221,7 +233,7 @@ export async function parkedStep(
       value: med(s.rounds, (r) => r.lastMs),
       unit: "ms",
       ...(s === peer ? {} : { baseline: { label: "workerd", value: med(peer.rounds, (r) => r.lastMs) } }),
-      note: `median of ${rounds} rounds; 200s per round ${s.rounds.map((r) => r.ok).join(", ")} of ${n}${non200.size > 0 ? ` (non-200 in all: ${[...non200].map(([k, v]) => `${k} x${v}`).join(", ")})` : ""}; last ${s.rounds.map((r) => fmt(r.lastMs)).join(", ")} ms; p50 ${fmt(med(s.rounds, (r) => r.p50))}, p99 ${fmt(med(s.rounds, (r) => r.p99))} ms; server CPU ${(med(s.rounds, (r) => r.cpuMs) / n).toFixed(3)} ms/request (${fmt(med(s.rounds, (r) => r.cpuMs))} ms per burst); upstream saw up to ${Math.max(...s.rounds.map((r) => r.upstreamOpen))} open at once;${s === peer ? "" : ` CPU ms per burst on the main thread ${fmt(med(s.rounds, (r) => r.mainMs))}, other threads (busiest first, median round) ${(s.rounds.slice().sort((a, b) => a.cpuMs - b.cpuMs)[Math.floor(rounds / 2)]?.threadsMs ?? []).map(fmt).join(" + ")};`} load average (1 min) per round ${s.rounds.map((r) => r.load).join(", ")}`,
+      note: `median of ${rounds} rounds; 200s per round ${s.rounds.map((r) => r.ok).join(", ")} of ${n}${non200.size > 0 ? ` (non-200 in all: ${[...non200].map(([k, v]) => `${k} x${v}`).join(", ")})` : ""}; last ${s.rounds.map((r) => fmt(r.lastMs)).join(", ")} ms; p50 ${fmt(med(s.rounds, (r) => r.p50))}, p99 ${fmt(med(s.rounds, (r) => r.p99))} ms; server CPU ${(med(s.rounds, (r) => r.cpuMs) / n).toFixed(3)} ms/request (${fmt(med(s.rounds, (r) => r.cpuMs))} ms per burst); upstream saw up to ${Math.max(...s.rounds.map((r) => r.upstreamOpen))} open at once, its requests arriving over ${fmt(med(s.rounds, (r) => r.upstreamSpreadMs))} ms;${s === peer ? "" : ` CPU ms per burst on the main thread ${fmt(med(s.rounds, (r) => r.mainMs))}, other threads (busiest first, median round) ${(s.rounds.slice().sort((a, b) => a.cpuMs - b.cpuMs)[Math.floor(rounds / 2)]?.threadsMs ?? []).map(fmt).join(" + ")};`} load average (1 min) per round ${s.rounds.map((r) => r.load).join(", ")}`,
     });
   }
   for (const s of sides.filter((x) => x !== peer)) {

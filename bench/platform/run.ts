@@ -186,6 +186,16 @@ if (steps.has("parked")) {
           ]
         : []),
       { name: "platform", module: new URL("./target.ts", import.meta.url) },
+      // PARKED_AB_ENV: JSON of settings for one more side of this tree (an A/B of a knob).
+      ...(process.env.PARKED_AB_ENV
+        ? [
+            {
+              name: `platform (${process.env.PARKED_AB_ENV})`,
+              module: new URL("./target.ts", import.meta.url),
+              env: JSON.parse(process.env.PARKED_AB_ENV) as Record<string, string>,
+            },
+          ]
+        : []),
     ],
     workerdModule: new URL("./workerd.ts", import.meta.url),
   });
