@@ -747,6 +747,8 @@ export class Engine {
           failure = err;
         }
       }
+      // The reply's guest values are this run's memory, whichever run executed last.
+      executing = st;
       try {
         if (st.done) return;
         if (!failure) {
