@@ -218,6 +218,7 @@ export class Bench {
       ...(opts.headers ? { headers: opts.headers } : {}),
       ...(opts.headerSets ? { headerSets: opts.headerSets } : {}),
       ...(opts.body !== undefined ? { body: opts.body } : {}),
+      ...(opts.rate ? { rate: opts.rate } : {}),
     };
     const t = this.task<LoadResult>(loadModule, "runLoad", args);
     await t.next(); // warmed up

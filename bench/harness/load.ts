@@ -13,6 +13,8 @@ export interface LoadArgs {
   connections: number;
   duration: number;
   warmup: number;
+  /** Requests per second in all (autocannon's overallRate); unset: as fast as they go. */
+  rate?: number;
 }
 
 /** What autocannon measured, plus the loader's own CPU seconds (the orchestrator adds the server's). */
@@ -49,7 +51,12 @@ export async function runLoad(args: LoadArgs, io: TaskIo): Promise<LoadResult> {
   await io.send("warm");
   await io.next();
   const cpu0 = process.cpuUsage();
-  const r = await autocannon({ ...common, connections: args.connections, duration: args.duration });
+  const r = await autocannon({
+    ...common,
+    connections: args.connections,
+    duration: args.duration,
+    ...(args.rate ? { overallRate: args.rate } : {}),
+  });
   const cpu = process.cpuUsage(cpu0);
   return {
     requests: r.requests.total,

@@ -28,6 +28,12 @@ export interface LoadOptions {
   duration?: number;
   /** Requests to send first, unmeasured (default 500). */
   warmup?: number;
+  /**
+   * Requests per second in all (autocannon's overallRate); default: as fast as the connections
+   * go. A fixed rate both sides of an A/B reach keeps their batching alike, so CPU per request
+   * compares without the throughput swings a loaded machine causes.
+   */
+  rate?: number;
 }
 
 export interface LoadFigures {

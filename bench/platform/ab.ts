@@ -4,6 +4,7 @@
 // CPU ms per request by thread (main, sandbox workers, the rest) per side, medians over rounds.
 // Run: npm run build && BASE_DIR=/tmp/base node --import tsx bench/platform/ab.ts (a base from before
 // the package entry points runs from source only: add --conditions=source, then both sides do).
+// BENCH_ROUNDS, BENCH_SECONDS; BENCH_RATE=2000 loads both sides at that many requests/s.
 import { pathToFileURL } from "node:url";
 import { median, startBench } from "../harness/index.js";
 
@@ -27,7 +28,14 @@ for (const s of sides) {
     rows: [] as { rps: number; main: number; workers: number; rest: number; all: number }[],
   });
 }
-const load = { path: "/hello", connections: 32, headers: { host: "bench.test" } };
+// BENCH_RATE: a fixed request rate for both sides (see LoadOptions.rate); default: flat out.
+const RATE = Number(process.env.BENCH_RATE ?? 0);
+const load = {
+  path: "/hello",
+  connections: 32,
+  headers: { host: "bench.test" },
+  ...(RATE > 0 ? { rate: RATE } : {}),
+};
 for (const x of targets) await bench.load(`${x.name} warm-up`, x.t, { ...load, duration: 3 });
 for (let r = 0; r < ROUNDS; r++)
   for (const x of r % 2 === 0 ? targets : [...targets].reverse()) {
@@ -53,7 +61,7 @@ for (let r = 0; r < ROUNDS; r++)
 for (const x of targets) {
   const m = (k: keyof (typeof x.rows)[number]) => median(x.rows.map((row) => row[k]));
   bench.note(
-    `${x.name}: ${m("rps").toFixed(0)} req/s (${x.rows.map((row) => row.rps.toFixed(0)).join(", ")}); CPU ms/req main ${m("main").toFixed(3)}, workers ${m("workers").toFixed(3)}, other threads ${m("rest").toFixed(3)}, all ${m("all").toFixed(3)}`,
+    `${x.name}: ${m("rps").toFixed(0)} req/s (${x.rows.map((row) => row.rps.toFixed(0)).join(", ")}); CPU ms/req main ${m("main").toFixed(3)} (${x.rows.map((row) => row.main.toFixed(3)).join(", ")}), workers ${m("workers").toFixed(3)}, other threads ${m("rest").toFixed(3)}, all ${m("all").toFixed(3)} (${x.rows.map((row) => row.all.toFixed(3)).join(", ")})`,
   );
 }
 await bench.finish(targets.map((x) => x.t));

@@ -14,7 +14,8 @@
 // About two minutes. BENCH_N sets the trigger jobs per burst (default 600), BENCH_ROUNDS the bursts
 // per backend (default 5, odd: a true median); PLATFORM_BENCH_STEPS
 // (comma-separated: hello, isolation, mixed, first, triggers, parked; default all) picks the steps;
-// BENCH_BACKLOG the mixed step's backlog depth (default 5000 due runs).
+// BENCH_BACKLOG the mixed step's backlog depth (default 5000 due runs); BENCH_WARMUP the hello
+// step's unmeasured requests per server before its measured load (default 20,000).
 import { readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { loadavg } from "node:os";
@@ -265,12 +266,14 @@ const bare = await bench.server("bare Fastify", new URL("../harness/bare.ts", im
   routes: [{ path: "/hello", body: sample.body, contentType: sample.type }],
 });
 
-// Each server gets 3 s of the same load first (JIT, pools, warm contexts), then is measured.
+// Each server first serves BENCH_WARMUP requests (default 20,000) unmeasured, then is measured:
+// after 3,000 the platform's JIT was still compiling (TurboFan on V8's helper threads was 9% of
+// the process's CPU in the measured window) and its CPU per request kept falling for about 40 s.
 const hello = {
   path: "/hello",
   connections: CONNECTIONS,
   duration: DURATION_S,
-  warmup: 3000,
+  warmup: Number(process.env.BENCH_WARMUP ?? 20_000),
   headers: { host: HOST },
 };
 await bench.load("bare Fastify, same bytes", bare, hello);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FakeClock } from "../src/clock.js";
+import { FakeClock, toIso } from "../src/clock.js";
 
 describe("FakeClock", () => {
   it("fires timers in time order and only when due", async () => {
@@ -45,5 +45,19 @@ describe("FakeClock", () => {
     ac.abort(new Error("stop"));
     await expect(p).rejects.toThrow("stop");
     expect(clock.pending()).toBe(0);
+  });
+});
+
+describe("toIso", () => {
+  it("gives toISOString's text for any millisecond, also alternating between two seconds", () => {
+    const at = Date.parse("2026-11-28T18:59:59.990Z");
+    for (let i = 0; i < 2000; i++) {
+      // now and a deadline 330 s later, as a request writes them, across second boundaries
+      for (const ms of [at + i, at + i + 330_000, Math.floor(Math.random() * 4e12)])
+        expect(toIso(ms)).toBe(new Date(ms).toISOString());
+    }
+    expect(toIso(253402300800000)).toBe(new Date(253402300800000).toISOString());
+    expect(toIso(-1)).toBe(new Date(-1).toISOString());
+    expect(() => toIso(Number.NaN)).toThrow(RangeError);
   });
 });

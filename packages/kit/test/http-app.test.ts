@@ -172,6 +172,29 @@ describe("one log line per request", () => {
     expect(cap.text()).not.toMatch(/secret-id-42|secret-path|token=abc/);
   });
 
+  it("carries the request id on the request line and on lines a handler writes through req.log", async () => {
+    const cap = captureLogger();
+    const app = createHttpApp({ logger: cap.logger });
+    app.get("/warns", async (req) => {
+      req.log.warn({ detail: 1 }, "handler line");
+      return { ok: true };
+    });
+    app.get("/quiet", async () => ({ ok: true }));
+    await app.inject({ url: "/warns", headers: { "x-request-id": "req-id-warns-1" } });
+    await app.inject({ url: "/quiet", headers: { "x-request-id": "req-id-quiet-1" } });
+    await app.close();
+    const lines = cap.lines.map((l) => JSON.parse(l));
+    expect(lines.map(({ reqId, msg }) => ({ reqId, msg }))).toEqual([
+      { reqId: "req-id-warns-1", msg: "handler line" },
+      { reqId: "req-id-warns-1", msg: "request" },
+      { reqId: "req-id-quiet-1", msg: "request" },
+    ]);
+    // The request line reads as a child logger's would: the id right after the app's bindings.
+    const quiet = cap.lines[2] ?? "";
+    expect(quiet.indexOf('"reqId"')).toBeLessThan(quiet.indexOf('"method"'));
+    expect(duplicateKeys(quiet)).toEqual([]);
+  });
+
   it("finds repeated keys in a JSON line", () => {
     expect(duplicateKeys('{"name":"a","x":{"name":1,"y":[{"a":1,"a":2}]},"name":"b"}')).toEqual([
       "a",

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SQLite from "better-sqlite3";
 import {
-  type CompiledQuery,
+  CompiledQuery,
   type DatabaseConnection,
   type Driver,
   Kysely,
@@ -11,7 +11,6 @@ import {
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
-  sql,
 } from "kysely";
 import pg from "pg";
 import { DbBusyError } from "../errors.js";
@@ -412,6 +411,11 @@ class SqliteReadDialect extends SqliteDialect {
   }
 }
 
+// A write transaction's own statements, compiled once (group commits open one per batch).
+const BEGIN_IMMEDIATE = CompiledQuery.raw("BEGIN IMMEDIATE");
+const COMMIT = CompiledQuery.raw("COMMIT");
+const ROLLBACK = CompiledQuery.raw("ROLLBACK");
+
 const wrappedClients = new WeakSet<pg.PoolClient>();
 
 /**
@@ -639,14 +643,14 @@ function openSqliteDatabase<DB>(file: string, timeoutMs: number, opts: DatabaseO
   const writeTxCommitted = async <T>(fn: (trx: Kysely<DB>) => Promise<T>) => {
     let durable: Promise<void> = Promise.resolve();
     const value = await db.connection().execute(async (conn) => {
-      await sql`BEGIN IMMEDIATE`.execute(conn);
+      await conn.executeQuery(BEGIN_IMMEDIATE);
       try {
         const result = await fn(conn);
-        await sql`COMMIT`.execute(conn);
+        await conn.executeQuery(COMMIT);
         durable = tracker?.syncLater() ?? durable;
         return result;
       } catch (err) {
-        if (raw.inTransaction) await sql`ROLLBACK`.execute(conn).catch(() => {});
+        if (raw.inTransaction) await conn.executeQuery(ROLLBACK).catch(() => {});
         throw err;
       }
     });

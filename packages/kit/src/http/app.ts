@@ -138,9 +138,52 @@ export const UNMATCHED_ROUTE = "(unmatched)";
  */
 export function logRequest(req: FastifyRequest, status: number, durationMs: number): void {
   const route = req.routeOptions.url ?? UNMATCHED_ROUTE;
+  const probe = PROBE_ROUTES.has(route);
+  // Through the app's logger with the request id as the line's first field: the same JSON text
+  // as through the request's child logger, without building that child for every request.
+  const parent = (req.log as Partial<LazyChild>)[PARENT_LOGGER];
+  if (parent) {
+    if (!parent.isLevelEnabled(probe ? "debug" : "info")) return;
+    const line = {
+      reqId: req.id,
+      method: req.method,
+      route,
+      status,
+      duration_ms: Math.round(durationMs * 10) / 10,
+    };
+    if (probe) parent.debug(line, "request");
+    else parent.info(line, "request");
+    return;
+  }
   const line = { method: req.method, route, status, duration_ms: Math.round(durationMs * 10) / 10 };
-  if (PROBE_ROUTES.has(route)) req.log.debug(line, "request");
+  if (probe) req.log.debug(line, "request");
   else req.log.info(line, "request");
+}
+
+const PARENT_LOGGER = Symbol("parentLogger");
+const LOG_METHODS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
+type LazyChild = Logger & { [PARENT_LOGGER]: Logger };
+
+/**
+ * `req.log` as a child logger made on first use: pino builds a child's bindings text (through
+ * redaction) when it is created, and most requests log nothing but their one line, which
+ * logRequest writes through the parent. Reads of anything else (level, bindings) see the parent's.
+ */
+function lazyChildLogger(logger: Logger, bindings: Record<string, unknown>, opts: object): Logger {
+  let real: Logger | null = null;
+  const child = () => {
+    real ??= logger.child(bindings, opts);
+    return real;
+  };
+  const lazy = Object.create(logger) as LazyChild;
+  // A route's own log level applies to its child: its request line goes through that child.
+  if (!("level" in opts)) lazy[PARENT_LOGGER] = logger;
+  for (const m of LOG_METHODS)
+    (lazy as unknown as Record<string, unknown>)[m] = (...args: unknown[]) =>
+      (child()[m] as (...a: unknown[]) => void)(...args);
+  lazy.child = ((b: Record<string, unknown>, o?: object) => child().child(b, o)) as Logger["child"];
+  lazy.bindings = () => child().bindings();
+  return lazy;
 }
 
 /** A Fastify app with the shared error shape, request ids, one path-free log line per request and SSE shutdown. */
@@ -158,6 +201,8 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
       },
     ),
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, childOpts) =>
+      lazyChildLogger(logger as Logger, bindings, childOpts),
     bodyLimit: opts.bodyLimit ?? 1024 * 1024,
     genReqId: (req) => {
       const h = req.headers["x-request-id"];

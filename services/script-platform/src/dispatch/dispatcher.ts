@@ -66,6 +66,47 @@ function jsonText<T>(v: unknown): T {
   return (typeof v === "string" ? JSON.parse(v) : v) as T;
 }
 
+/** A run's dispatcher slot, released once: when the run first parks, or when it ends. */
+class SlotHold {
+  private holding = true;
+  constructor(
+    private readonly slots: SlotScheduler,
+    private readonly onFreed: (f: Freed) => void,
+    private readonly sync: boolean,
+  ) {}
+  release(): void {
+    if (!this.holding) return;
+    this.holding = false;
+    this.onFreed(this.slots.runEnded(this.sync));
+  }
+}
+
+/** The job of a claimed row: request or event decoded from its payload. */
+function payloadJob(
+  row: OutboxRow,
+  principal: Job["principal"],
+  script: ScriptRecord | undefined,
+  onPark: () => void,
+): Job {
+  const payload = (jsonText<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
+    event?: unknown;
+  };
+  return {
+    // A retry is a new execution; the first attempt keeps the id announced at enqueue time.
+    executionId: row.attempts === 0 && row.execution_id ? row.execution_id : newId(),
+    appId: row.app_id,
+    scriptId: row.script_id,
+    invocationType: row.source_kind,
+    requestId: payload.request_id ?? null,
+    request: row.source_kind === "http" && payload.request ? decodeHttpRequest(payload.request) : null,
+    event: payload.event ?? null,
+    principal,
+    depth: row.depth,
+    script: script ?? null,
+    onPark,
+  };
+}
+
 /**
  * The outbox dispatcher: claims due rows, runs their scripts with at most maxConcurrency at once,
  * hands sync results to the waiting inbox, and settles each row (deleted on success or for reply
@@ -108,38 +149,34 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** The claim a deferral promised (a free slot is used within CLAIM_DEFER_MS at the latest). */
   let deferred: TimerHandle | null = null;
 
-  const toJob = (row: OutboxRow, own?: OwnRequest): Job => {
-    // This process's own sync request: the request as the route decoded it (the row's payload is
-    // its JSON text, byte for byte), not parsed back from that text.
-    if (own)
-      return {
-        executionId: row.execution_id ?? newId(),
-        appId: row.app_id,
-        scriptId: row.script_id,
-        invocationType: row.source_kind,
-        requestId: own.requestId,
-        request: own.request,
-        requestJson: own.requestJson ?? null,
-        event: null,
-        principal: row.principal ? principalFromJson(jsonText<PrincipalJson>(row.principal)) : null,
-        depth: row.depth,
-      };
-    const payload = (jsonText<Record<string, unknown>>(row.payload) ?? {}) as Partial<HttpPayload> & {
-      event?: unknown;
-    };
+  /** The row's job, built in one object (a run's hot path: no spreads of partial jobs). */
+  const toJob = (
+    row: OutboxRow,
+    onPark: () => void,
+    script: ScriptRecord | undefined,
+    own: OwnRequest | undefined,
+  ): Job => {
     const principal = row.principal ? principalFromJson(jsonText<PrincipalJson>(row.principal)) : null;
-    return {
-      // A retry is a new execution; the first attempt keeps the id announced at enqueue time.
-      executionId: row.attempts === 0 && row.execution_id ? row.execution_id : newId(),
-      appId: row.app_id,
-      scriptId: row.script_id,
-      invocationType: row.source_kind,
-      requestId: payload.request_id ?? null,
-      request: row.source_kind === "http" && payload.request ? decodeHttpRequest(payload.request) : null,
-      event: payload.event ?? null,
-      principal,
-      depth: row.depth,
-    };
+    const job: Job = own
+      ? // This process's own sync request: the request as the route decoded it (the row's payload
+        // is its JSON text, byte for byte), not parsed back from that text.
+        {
+          executionId: row.execution_id ?? newId(),
+          appId: row.app_id,
+          scriptId: row.script_id,
+          invocationType: row.source_kind,
+          requestId: own.requestId,
+          request: own.request,
+          requestJson: own.requestJson ?? null,
+          event: null,
+          principal,
+          depth: row.depth,
+          script: script ?? null,
+          onPark,
+        }
+      : payloadJob(row, principal, script, onPark);
+    if (row.reply_to && deps.syncWaitMs !== undefined) job.waitMs = deps.syncWaitMs;
+    return job;
   };
 
   const settle = (row: OutboxRow, job: Job, finished: Finished, delivered: boolean) => {
@@ -188,12 +225,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     script?: ScriptRecord,
     own?: OwnRequest,
   ): Promise<void> => {
-    const job: Job = {
-      ...toJob(row, own),
-      script: script ?? null,
-      ...(row.reply_to && deps.syncWaitMs !== undefined ? { waitMs: deps.syncWaitMs } : {}),
-      onPark,
-    };
+    const job = toJob(row, onPark, script, own);
     let finished: Finished;
     try {
       finished = await executor.run(job, shutdown.signal);
@@ -230,19 +262,14 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   const start = (row: OutboxRow, script?: ScriptRecord, own?: OwnRequest, sync = false) => {
     // A run that parks (waits on I/O) frees its slot then: the slots count runs executing.
-    let holding = true;
-    const release = () => {
-      if (!holding) return;
-      holding = false;
-      onFreed(slots.runEnded(sync));
-    };
-    const p: Promise<void> = runRow(row, release, script, own)
+    const hold = new SlotHold(slots, onFreed, sync);
+    const p: Promise<void> = runRow(row, () => hold.release(), script, own)
       .catch((err) =>
         logger.error({ err, outbox_id: row.id }, "settling an outbox row failed; its lease will expire"),
       )
       .finally(() => {
         inflight.delete(p);
-        release();
+        hold.release();
       });
     inflight.add(p);
   };

@@ -1,12 +1,39 @@
 import type { JobOutcome } from "./job.js";
 
+/** One waiting request (see Inbox.register). Methods on a class: none of it is built per request. */
+class Waiter {
+  readonly result: Promise<JobOutcome | null>;
+  settle: (o: JobOutcome | null) => void = noop;
+
+  constructor(
+    private readonly waiting: Map<string, Waiter>,
+    readonly replyTo: string,
+  ) {
+    this.result = new Promise<JobOutcome | null>((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  /** Stop waiting without a result (`result` stays pending). */
+  drop(): void {
+    this.waiting.delete(this.replyTo);
+  }
+
+  /** Give up: `result` resolves with null and a late outcome counts as abandoned. */
+  expire(): void {
+    if (this.waiting.delete(this.replyTo)) this.settle(null);
+  }
+}
+
+function noop(): void {}
+
 /**
  * In-process inboxes of waiting synchronous requests. A request registers one, its outbox row
  * carries `reply_to`, and the dispatcher hands the run's outcome back here. Bounded: at the cap
  * register() returns null and the caller answers 503.
  */
 export class Inbox {
-  private readonly waiting = new Map<string, (o: JobOutcome | null) => void>();
+  private readonly waiting = new Map<string, Waiter>();
   /** Inbox ids only need to be unique within this instance (whose id is unique): a counter will do. */
   private seq = 0;
 
@@ -27,27 +54,17 @@ export class Inbox {
   register(): { replyTo: string; result: Promise<JobOutcome | null>; drop(): void; expire(): void } | null {
     if (this.waiting.size >= this.capacity) return null;
     const replyTo = `${this.instanceId}/${(++this.seq).toString(36)}`;
-    let settle: (o: JobOutcome | null) => void = () => {};
-    const result = new Promise<JobOutcome | null>((resolve) => {
-      settle = resolve;
-    });
-    this.waiting.set(replyTo, settle);
-    return {
-      replyTo,
-      result,
-      drop: () => void this.waiting.delete(replyTo),
-      expire: () => {
-        if (this.waiting.delete(replyTo)) settle(null);
-      },
-    };
+    const waiter = new Waiter(this.waiting, replyTo);
+    this.waiting.set(replyTo, waiter);
+    return waiter;
   }
 
   /** Hand an outcome to its waiter; false when nobody waits any more (the result is abandoned). */
   deliver(replyTo: string, outcome: JobOutcome): boolean {
-    const resolve = this.waiting.get(replyTo);
-    if (!resolve) return false;
+    const waiter = this.waiting.get(replyTo);
+    if (!waiter) return false;
     this.waiting.delete(replyTo);
-    resolve(outcome);
+    waiter.settle(outcome);
     return true;
   }
 }

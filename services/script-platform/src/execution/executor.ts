@@ -45,6 +45,33 @@ export function runError(outcome: JobOutcome): RunError | null {
   };
 }
 
+/** A run's outcome with its executions-log record. */
+function finishedRun(
+  job: Job,
+  deps: Pick<ExecutorDeps, "clock" | "instanceId">,
+  startedAt: string,
+  outcome: JobOutcome,
+  logs: RunOutcome["logs"],
+  durationMs: number,
+): Finished {
+  return {
+    outcome,
+    record: {
+      id: job.executionId,
+      app_id: job.appId,
+      script_id: job.scriptId,
+      invocation_type: job.invocationType,
+      status: outcome.ok ? "succeeded" : "failed",
+      duration_ms: durationMs,
+      logs,
+      error: runError(outcome),
+      instance_id: deps.instanceId,
+      created_at: startedAt,
+      finished_at: deps.clock.iso(),
+    },
+  };
+}
+
 /**
  * The warm-context key of a run: app, script id, and a digest of the entry's and every imported
  * module's source, so a change to any module the script reaches gives its dependants a new key.
@@ -97,31 +124,29 @@ export function createExecutor(deps: ExecutorDeps) {
     async run(job: Job, signal?: AbortSignal): Promise<Finished> {
       const startedAt = clock.iso();
       const started = clock.now();
-      const record = (outcome: JobOutcome, logs: RunOutcome["logs"], durationMs: number): Finished => ({
-        outcome,
-        record: {
-          id: job.executionId,
-          app_id: job.appId,
-          script_id: job.scriptId,
-          invocation_type: job.invocationType,
-          status: outcome.ok ? "succeeded" : "failed",
-          duration_ms: durationMs,
-          logs,
-          error: runError(outcome),
-          instance_id: deps.instanceId,
-          created_at: startedAt,
-          finished_at: clock.iso(),
-        },
-      });
       const script = job.script?.id === job.scriptId ? job.script : await deps.scripts.byId(job.scriptId);
       if (!script || script.app_id !== job.appId || script.kind !== "endpoint")
-        return record({ ok: false, kind: "script_not_found", message: "The script does not exist." }, [], 0);
+        return finishedRun(
+          job,
+          deps,
+          startedAt,
+          { ok: false, kind: "script_not_found", message: "The script does not exist." },
+          [],
+          0,
+        );
       let modules: Map<string, string>;
       try {
         modules = await deps.modules.resolve(script);
       } catch (err) {
         if (!(err instanceof ScriptVisibleError)) throw err;
-        return record({ ok: false, kind: "script_error", message: err.message }, [], clock.now() - started);
+        return finishedRun(
+          job,
+          deps,
+          startedAt,
+          { ok: false, kind: "script_error", message: err.message },
+          [],
+          clock.now() - started,
+        );
       }
       const head = {
         execution_id: job.executionId,
@@ -168,7 +193,7 @@ export function createExecutor(deps: ExecutorDeps) {
             message: outcome.message,
             ...(outcome.detail ? { detail: outcome.detail } : {}),
           };
-      return record(o, outcome.logs, outcome.durationMs);
+      return finishedRun(job, deps, startedAt, o, outcome.logs, outcome.durationMs);
     },
   };
 }

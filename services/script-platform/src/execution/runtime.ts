@@ -224,8 +224,9 @@ export async function createRuntime(
     }
     const waiter = inbox.register();
     if (!waiter) throw unavailable(1, "Too many scripts are running; try again shortly.", "busy");
+    row.reply_to = waiter.replyTo;
     try {
-      await d.submitOwn({ ...row, reply_to: waiter.replyTo }, input.script, {
+      await d.submitOwn(row, input.script, {
         request: input.request,
         requestId: input.requestId,
         // With bytes the payload spells the body in base64: the ctx needs the bytes themselves.
@@ -238,7 +239,7 @@ export async function createRuntime(
     const timeoutS = Math.min(input.timeoutSeconds ?? DEFAULT_TIMEOUT_SECONDS, MAX_TIMEOUT_SECONDS);
     // On expiry the waiter is dropped and its result is null; a late outcome is recorded as an
     // abandoned execution.
-    const timer = clock.setTimeout(waiter.expire, timeoutS * 1000 + SYNC_GRACE_MS);
+    const timer = clock.setTimeout(() => waiter.expire(), timeoutS * 1000 + SYNC_GRACE_MS);
     const outcome = await waiter.result;
     timer.cancel();
     if (outcome === null) {

@@ -63,6 +63,8 @@ export class ModuleResolver {
   /** Module name → source for everything `entry` imports, transitively. */
   async resolve(entry: ScriptRecord): Promise<Map<string, string>> {
     const modules = new Map<string, string>();
+    // Most scripts of a hot route import nothing: no walk to set up for those.
+    if (this.importsOf(entry).length === 0) return modules;
     const visit = async (script: ScriptRecord, chain: string[]): Promise<void> => {
       for (const name of this.importsOf(script)) {
         if (chain.includes(name))

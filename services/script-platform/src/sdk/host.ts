@@ -52,6 +52,16 @@ function sleep(deps: SdkDeps, ms: unknown, signal: AbortSignal): Promise<null> {
   });
 }
 
+function sdkGroups(deps: SdkDeps, call: SdkCall): Record<string, Record<string, Op>> {
+  return {
+    kv: kvOps(deps, call) as unknown as Record<string, Op>,
+    docs: docsOps(deps, call) as unknown as Record<string, Op>,
+    files: filesOps(deps, call) as unknown as Record<string, Op>,
+    secrets: secretsOps(deps, call) as unknown as Record<string, Op>,
+    pubsub: pubsubOps(deps, call) as unknown as Record<string, Op>,
+  };
+}
+
 /**
  * The host side of every SDK call of one execution. The app id comes from `call` (the calling
  * context) and nothing a script passes can change it. With a principal present, each call first
@@ -60,14 +70,6 @@ function sleep(deps: SdkDeps, ms: unknown, signal: AbortSignal): Promise<null> {
 export function sdkHost(deps: SdkDeps, call: SdkCall): HostCall {
   // Built on the first SDK call: most runs of a hot route make none.
   let groups: Record<string, Record<string, Op>> | null = null;
-  const opsOf = () =>
-    (groups ??= {
-      kv: kvOps(deps, call) as unknown as Record<string, Op>,
-      docs: docsOps(deps, call) as unknown as Record<string, Op>,
-      files: filesOps(deps, call) as unknown as Record<string, Op>,
-      secrets: secretsOps(deps, call) as unknown as Record<string, Op>,
-      pubsub: pubsubOps(deps, call) as unknown as Record<string, Op>,
-    });
   return async (op, args, signal) => {
     // setTimeout of the web APIs (sandbox/web-apis.ts): needs no capability; the run's deadline
     // ends it (the signal aborts with the run), and the calls-in-flight bound limits how many wait.
@@ -81,7 +83,8 @@ export function sdkHost(deps: SdkDeps, call: SdkCall): HostCall {
       return deps.http.request(String(method), url, body, opts, signal);
     }
     const [group, name] = op.split(".") as [string, string];
-    const fn = opsOf()[group]?.[name];
+    groups ??= sdkGroups(deps, call);
+    const fn = groups[group]?.[name];
     if (!fn) throw new ScriptVisibleError(`Unknown SDK call: ${op.slice(0, 64)}.`);
     return fn(...args);
   };
