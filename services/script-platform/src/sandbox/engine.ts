@@ -278,6 +278,11 @@ export class Engine {
       webApis?: string;
       /** No run grows the module's WebAssembly memory past this many bytes (default: no ceiling). */
       maxWasmBytes?: number;
+      /**
+       * Called whenever a run's JavaScript has been executing for a while (the interrupt handler,
+       * a full slice of promise jobs): the worker sends the messages it holds back then.
+       */
+      onBusy?: () => void;
     },
   ) {}
 
@@ -542,7 +547,10 @@ export class Engine {
         if (st.ops > st.limits.max_operations) st.halt?.("operation_limit");
         else if (jobs.value >= JOB_SLICE && this.deps.clock.now() >= st.deadline) st.halt?.("timeout");
         if (st.stop) throw new Stop();
-        if (jobs.value >= JOB_SLICE) continue;
+        if (jobs.value >= JOB_SLICE) {
+          this.deps.onBusy?.();
+          continue;
+        }
       }
       if (jobs.error) {
         // A job fails at the engine level only with what a script cannot catch (its own throws
@@ -603,7 +611,9 @@ export class Engine {
       w.handles.push(h);
       return h;
     };
+    const onBusy = this.deps.onBusy;
     rt.setInterruptHandler(() => {
+      onBusy?.();
       const st = w.cur;
       if (!st) return true;
       if (st.stop) return true;

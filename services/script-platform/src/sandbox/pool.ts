@@ -16,7 +16,7 @@ import { Lru } from "./lru.js";
 import { compileQuickJS } from "./quickjs.js";
 import { CELL_CANCELLED, CELL_WAITING, cellValue, moveCell } from "./run-cells.js";
 import { SignalWatch } from "./signal-watch.js";
-import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./worker.js";
+import type { FromWorker, FromWorkerPost, ToWorker, WireError, WorkerData, WorkerRun } from "./worker.js";
 
 /**
  * The pool of sandbox worker threads. Each worker loads its own QuickJS WebAssembly module and
@@ -306,6 +306,8 @@ export class EnginePool {
   scriptsSent = 0;
   /** Messages that carried runs to workers (one may carry several; tests, metrics). */
   messagesSent = 0;
+  /** Messages received from workers (one may carry a turn's "done"s and calls; tests, metrics). */
+  messagesReceived = 0;
 
   /** Resolves once every worker has loaded its WASM module. */
   async ready(): Promise<void> {
@@ -314,8 +316,9 @@ export class EnginePool {
         (s) =>
           new Promise<void>((resolve) => {
             if (s.ready) return resolve();
-            const on = (m: FromWorker) => {
-              if (m.t !== "ready") return;
+            // Runs after the slot's own listener, which marks it ready.
+            const on = () => {
+              if (!s.ready) return;
               s.worker.off("message", on);
               resolve();
             };
@@ -434,7 +437,7 @@ export class EnginePool {
       spare,
       idleTimer: null,
     };
-    worker.on("message", (m: FromWorker) => this.onMessage(slot, m));
+    worker.on("message", (m: FromWorkerPost) => this.onMessage(slot, m));
     worker.on("error", (err) => {
       this.opts.logger.error({ err }, "sandbox worker failed");
       this.lost(slot);
@@ -861,20 +864,36 @@ export class EnginePool {
     else this.replace(slot);
   }
 
-  private onMessage(slot: Slot, m: FromWorker): void {
+  /**
+   * A worker's message, or the messages of one of its turns (worker.ts Outbox): handled in order,
+   * then one pass of the queue for all of them.
+   */
+  private onMessage(slot: Slot, m: FromWorkerPost): void {
     if (slot.gone) return;
+    this.messagesReceived++;
+    let pump = false;
+    if (m.t === "batch") {
+      for (const x of m.msgs) {
+        if (slot.gone) break;
+        pump = this.handle(slot, x) || pump;
+      }
+    } else pump = this.handle(slot, m);
+    if (pump) this.pump();
+  }
+
+  /** One message of a worker; true when the queue needs a pass (a run ended, parked or started). */
+  private handle(slot: Slot, m: FromWorker): boolean {
     switch (m.t) {
       case "ready":
         slot.ready = true;
-        this.pump();
-        return;
+        return true;
       case "log":
         this.opts.logger.error(m.obj, m.msg);
-        return;
+        return false;
       case "done": {
         if (m.lost) this.forgetScripts(slot);
         const a = this.runOf(slot, m.id);
-        if (!a) return;
+        if (!a) return false;
         this.finish(slot, a, m.outcome);
         if (m.poisoned) {
           this.unstart(slot);
@@ -889,12 +908,11 @@ export class EnginePool {
             this.requeueHeld(slot);
           }
         }
-        this.pump();
-        return;
+        return true;
       }
       case "parked": {
         const a = slot.active;
-        if (a?.id !== m.id) return;
+        if (a?.id !== m.id) return false;
         slot.active = null;
         a.parked = true;
         slot.parked.set(a.id, a);
@@ -902,20 +920,18 @@ export class EnginePool {
         this.uncount(a);
         a.req.onPark?.();
         this.startedNext(slot, m.next);
-        this.pump();
-        return;
+        return true;
       }
       case "call":
         this.call(slot, m);
-        return;
+        return false;
       case "started": {
         // A handed-on run that arrived after the worker's previous run had ended.
-        if (slot.active) return;
+        if (slot.active) return false;
         const p = slot.held.find((x) => x.held?.id === m.id);
         if (p) this.promote(slot, p);
         else this.replace(slot);
-        this.pump();
-        return;
+        return true;
       }
     }
   }

@@ -14,6 +14,7 @@
  *                  {t: "parked", id, next} the run waits on I/O for the first time; `next` started
  *                  {t: "done", id, outcome: RunOutcome, wasmBytes, poisoned, next}
  *                  {t: "log", obj, msg} (host-side failures worth logging)
+ *                  {t: "batch", msgs} several of the above, in order (see Outbox)
  *
  * Runs queue here in the order they arrive: the pool may hand a worker the next runs of the app
  * it is serving before the current one ends (pipelining), so the worker never idles waiting for
@@ -98,6 +99,9 @@ export type FromWorker =
     }
   | { t: "log"; obj: object; msg: string };
 
+/** What the worker posts: one message, or the messages of one turn together (see Outbox). */
+export type FromWorkerPost = FromWorker | { t: "batch"; msgs: FromWorker[] };
+
 const data = workerData as WorkerData | null;
 const compiled = data?.wasm;
 const cells = data ? new Int32Array(data.cells) : null;
@@ -111,13 +115,15 @@ interface HeldScript {
   source: string;
   modules: Map<string, string>;
   limits: RunLimits;
+  /** Its last run executed briefly before it ended or first parked (see Outbox). */
+  fast: boolean;
 }
 const scripts = new Lru<string, HeldScript>(data?.scriptsPerWorker ?? 128);
 
 /** The run's script: stored when the message carries it, else looked up (null: not held). */
 function scriptOf(r: WorkerRun): HeldScript | null {
   if (r.script) {
-    const held = { ...r.script, modules: new Map(r.script.modules) };
+    const held = { ...r.script, modules: new Map(r.script.modules), fast: false };
     if (r.key !== null) scripts.set(r.key, held);
     return held;
   }
@@ -134,7 +140,31 @@ const clock: EngineClock = {
     return { cancel: () => clearTimeout(t) };
   },
 };
-const post = (m: FromWorker) => port.postMessage(m);
+/**
+ * Outbox: messages to the main thread wait until this turn of the worker's event loop ends
+ * (setImmediate), so the runs a turn finishes (a pipelined hand-over runs back to back) cost the
+ * main thread one message event and one pass of the pool's bookkeeping, not one each. A finished
+ * run must not wait behind one that may hang, so the outbox also goes out before a run starts
+ * whose script has not been seen executing briefly (FAST_MS; a new script builds its context
+ * first), and whenever a run's JavaScript has executed for a while (the engine's interrupt
+ * handler or a full slice of promise jobs: `onBusy`).
+ */
+const outbox: FromWorker[] = [];
+let flushing: NodeJS.Immediate | null = null;
+const FAST_MS = 2;
+
+function post(m: FromWorker): void {
+  outbox.push(m);
+  flushing ??= setImmediate(flush);
+}
+
+function flush(): void {
+  if (flushing) clearImmediate(flushing);
+  flushing = null;
+  if (outbox.length === 0) return;
+  const msgs = outbox.splice(0);
+  port?.postMessage(msgs.length === 1 ? msgs[0] : ({ t: "batch", msgs } satisfies FromWorkerPost));
+}
 const engine = new Engine({
   clock,
   logger: {
@@ -147,6 +177,9 @@ const engine = new Engine({
   // Past the recycle bound the worker is replaced once its runs end; runs still executing or
   // parked may grow it this far before an allocation fails (size_limit).
   maxWasmBytes: 2 * recycleWasmBytes,
+  onBusy: () => {
+    if (outbox.length > 0) flush();
+  },
 });
 
 const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
@@ -193,7 +226,9 @@ function claimNext(): Queued | null {
 function startNext(announce: (next: Queued | null) => void): void {
   const next = executing > 0 || retired ? null : claimNext();
   announce(next);
-  if (next) void run(next);
+  if (!next) return;
+  if (!next.script?.fast) flush();
+  void run(next);
 }
 
 /** A handed-on run started with no other message naming it: "started" announces it. */
@@ -223,6 +258,9 @@ async function run(q: Queued): Promise<void> {
   }
   let poisoned = false;
   let reportedPark = false;
+  const startedAt = performance.now();
+  /** How long it executed before it first parked (or ended): decides `script.fast`. */
+  let firstSpan = -1;
   /** This run's SDK calls waiting for their reply (rejected when it ends). */
   const mine = new Set<number>();
   let inflight = 0;
@@ -243,6 +281,7 @@ async function run(q: Queued): Promise<void> {
           return;
         }
         executing--;
+        if (firstSpan < 0) firstSpan = performance.now() - startedAt;
         // The first park tells the pool this run no longer executes (its app's cap stops
         // counting it); later ones only announce a run they started.
         if (reportedPark) startNext(announceStarted);
@@ -302,6 +341,8 @@ async function run(q: Queued): Promise<void> {
     pending.get(call)?.reject(new ScriptVisibleError("The run ended."));
     pending.delete(call);
   }
+  if (firstSpan < 0) firstSpan = performance.now() - startedAt;
+  script.fast = !poisoned && firstSpan < FAST_MS;
   const mod = await quickJS();
   poisoned ||= engine.poisoned;
   const wasmBytes = poisoned ? 0 : mod.getWasmMemory().buffer.byteLength;
@@ -358,6 +399,7 @@ void quickJS(compiled).then(
   },
   (err) => {
     post({ t: "log", obj: { err: String(err) }, msg: "sandbox worker could not load QuickJS" });
+    flush();
     process.exit(1);
   },
 );

@@ -81,6 +81,31 @@ describe("worker pool: scripts travel to a worker once per key, runs of one turn
     expect(pool.messagesSent - messages).toBe(1);
   });
 
+  it("sends the results of the runs one turn finished back as one message", async () => {
+    // Two runs first: the worker then knows this script executes briefly (worker.ts Outbox).
+    await run("back", 0);
+    await run("back", 1);
+    const received = pool.messagesReceived;
+    const n = PIPELINE_DEPTH;
+    const outcomes = await Promise.all(Array.from({ length: n }, (_, i) => run("back", i)));
+    expect(outcomes.map(value)).toEqual(Array.from({ length: n }, (_, i) => ["back", i, 10]));
+    expect(pool.messagesReceived - received).toBeLessThan(n);
+  });
+
+  it("does not hold a finished run's result behind a run handed on after it that hogs", async () => {
+    await run("hog", 0);
+    await run("hog", 1);
+    // Same turn: the quick run is assigned, the hog handed on behind it, both in one message.
+    const at = (p: Promise<RunOutcome>) => p.then((o) => ({ o, t: performance.now() }));
+    const quick = at(run("hog", 2));
+    const hog = at(run("hog", 3, { ctx: { n: 3, loops: 1e12 } }));
+    const [q, h] = await Promise.all([quick, hog]);
+    expect(value(q.o)).toEqual(["hog", 2, 10]);
+    expect(value(h.o)).toBe("operation_limit");
+    // The quick result went out while the hog still executed, not with the hog's own.
+    expect(h.t - q.t).toBeGreaterThan(h.o.durationMs / 2);
+  });
+
   it("fails only the run whose ctx cannot be cloned when it shares a message", async () => {
     const outcomes = await Promise.all([
       run("clone", 0),
