@@ -112,6 +112,10 @@ export const envSpec = {
     envInt(4, 0, 256),
     "worker threads started on demand beyond PLATFORM_WORKERS when a run of an app below its cap finds every worker taken by other apps (e.g. hogs running to their timeout); each stops after 30 s idle",
   ),
+  PLATFORM_BLANK_CONTEXTS: envVar(
+    envInt(128, 0, 256),
+    "sandbox contexts (SDK prelude and web APIs evaluated, no script) each worker thread builds while it holds no run, so the first burst of runs of a script skips most of building theirs; each holds about 135 KB of the worker's memory; 0: none",
+  ),
   PLATFORM_APP_CONCURRENCY: envVar(
     z.coerce.number().int().min(1).max(4096).optional(),
     "runs of one app executing JavaScript at once (runs waiting on an SDK call, fetch or a timer do not count); beyond it that app's sync requests wait briefly, then 503 with Retry-After",

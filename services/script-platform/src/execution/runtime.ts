@@ -133,6 +133,7 @@ export async function createRuntime(
     appConcurrency: appConcurrency(config),
     appQueue: config.PLATFORM_APP_QUEUE,
     spareWorkers: config.PLATFORM_SPARE_WORKERS,
+    blankContexts: config.PLATFORM_BLANK_CONTEXTS,
     sdkCallsInFlight: config.PLATFORM_SDK_CALLS_IN_FLIGHT,
     sdkCallsPerRun: config.PLATFORM_SDK_CALLS_PER_RUN,
     // Real time on purpose: workers measure their deadlines on the wall clock, and the watchdog

@@ -7,7 +7,14 @@ import type {
   QuickJSRuntime,
 } from "quickjs-emscripten-core";
 import { decodeFromGuest, encodeForGuest, SizeLimitError } from "./boundary.js";
-import { memoryBytes, OPS_PER_INTERRUPT, OPS_PER_JOB, type RunLimits, stackBytes } from "./limits.js";
+import {
+  memoryBytes,
+  OPS_PER_INTERRUPT,
+  OPS_PER_JOB,
+  type RunLimits,
+  SANDBOX_DEFAULTS,
+  stackBytes,
+} from "./limits.js";
 import { PRELUDE_SOURCE } from "./prelude.js";
 import { quickJS } from "./quickjs.js";
 
@@ -181,6 +188,8 @@ interface WarmContext {
   ns: QuickJSHandle | null;
   runFn: QuickJSHandle;
   internalErrorProto: QuickJSHandle;
+  /** Being built with no run (a blank one, see `prepare`): the interrupt handler lets it finish. */
+  building: boolean;
 }
 
 export const LOG_MAX_ENTRIES = 200;
@@ -314,6 +323,38 @@ export class Engine {
     for (const ws of this.warm.values()) for (const w of ws) this.disposeContext(w);
     this.warm.clear();
     this.warmCount = 0;
+    for (const w of this.blanks.splice(0)) this.disposeContext(w);
+  }
+
+  /**
+   * Blank contexts: the prelude and the web APIs evaluated, no script, never run. Building one is
+   * most of a new context's cost, so a worker builds them while it has nothing to run and a run
+   * that needs a new context takes one (it has served nobody: a context still never serves two
+   * apps).
+   */
+  private readonly blanks: WarmContext[] = [];
+
+  /** How many blank contexts this engine holds now (tests, metrics). */
+  get blankContexts(): number {
+    return this.blanks.length;
+  }
+
+  /**
+   * Build one blank context if fewer than `target` are held; false when there are enough (or the
+   * module cannot be trusted any more). Call only while no run executes.
+   */
+  async prepare(target: number): Promise<boolean> {
+    if (this.poisoned || this.blanks.length >= target) return false;
+    const mod = await quickJS();
+    const was = executing;
+    // Growth while building is charged to no run.
+    executing = null;
+    try {
+      this.blanks.push(this.buildContext(mod.newRuntime()));
+    } finally {
+      executing = was;
+    }
+    return this.blanks.length < target;
   }
 
   async run(req: RunRequest): Promise<RunOutcome> {
@@ -380,8 +421,10 @@ export class Engine {
         w.cur = st;
         w.runs++;
       } else {
-        w = this.newContext(mod.newRuntime(), req, st);
+        w = this.blanks.pop() ?? this.buildContext(mod.newRuntime());
+        this.bindContext(w, req);
         w.cur = st;
+        w.building = false;
         // The module's top level runs once per context, under the first run's limits.
         w.ns = await this.settle(
           w,
@@ -587,25 +630,43 @@ export class Engine {
    * A new runtime + context with the SDK prelude (and the web APIs) evaluated. Its host functions
    * act for whichever run is current (`w.cur`): the capability comes with each invocation.
    */
-  private newContext(rt: QuickJSRuntime, req: RunRequest, first: RunState): WarmContext {
+  /** A new context's first run: its limits, its modules and its name. */
+  private bindContext(w: WarmContext, req: RunRequest): void {
+    w.rt.setMemoryLimit(memoryBytes(req.limits));
+    w.rt.setMaxStackSize(stackBytes(req.limits));
+    w.name = req.name;
+    w.rt.setModuleLoader(
+      (name) => {
+        const src = req.modules.get(name);
+        return src === undefined ? { error: new Error(`Module "${name}" is not available.`) } : src;
+      },
+      (_base, requested) => requested,
+    );
+  }
+
+  /**
+   * A new runtime + context with the SDK prelude (and the web APIs) evaluated, bound to no run
+   * yet (bindContext): built under the default limits, which a run's own replace.
+   */
+  private buildContext(rt: QuickJSRuntime): WarmContext {
     const { clock } = this.deps;
-    const limits = req.limits;
-    rt.setMemoryLimit(memoryBytes(limits));
-    rt.setMaxStackSize(stackBytes(limits));
+    rt.setMemoryLimit(memoryBytes(SANDBOX_DEFAULTS));
+    rt.setMaxStackSize(stackBytes(SANDBOX_DEFAULTS));
     const vm = rt.newContext();
     // Passed to the guest as a C string: no NUL characters.
     const marker = `__blob_${randomBytes(8).toString("hex")}`;
     const w: WarmContext = {
       rt,
       vm,
-      name: req.name,
+      name: "",
       marker,
-      cur: first,
+      cur: null,
       runs: 1,
       handles: [],
       ns: null,
       runFn: vm.undefined,
       internalErrorProto: vm.undefined,
+      building: true,
     };
     const keep = <T extends QuickJSHandle>(h: T): T => {
       w.handles.push(h);
@@ -615,7 +676,7 @@ export class Engine {
     rt.setInterruptHandler(() => {
       onBusy?.();
       const st = w.cur;
-      if (!st) return true;
+      if (!st) return !w.building;
       if (st.stop) return true;
       st.ops += OPS_PER_INTERRUPT;
       if (st.ops > st.limits.max_operations) {
@@ -628,13 +689,6 @@ export class Engine {
       }
       return false;
     });
-    rt.setModuleLoader(
-      (name) => {
-        const src = req.modules.get(name);
-        return src === undefined ? { error: new Error(`Module "${name}" is not available.`) } : src;
-      },
-      (_base, requested) => requested,
-    );
     try {
       // The engine's own InternalError prototype: real stack overflows and out-of-memory errors
       // carry it. The prelude removes the global so a script cannot build one and fake a limit.

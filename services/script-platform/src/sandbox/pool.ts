@@ -80,6 +80,8 @@ export interface PoolOptions {
   spareWorkers?: number;
   /** A spare worker idle this long stops. */
   spareIdleMs?: number;
+  /** Blank contexts each worker builds while idle (worker.ts stockUp); default BLANK_CONTEXTS_PER_WORKER. */
+  blankContexts?: number;
 }
 
 /**
@@ -124,6 +126,13 @@ export const DEFAULT_GRACE_MS = 50;
 export const PARKED_PER_WORKER = 256;
 
 export const DEFAULT_RECYCLE_WASM_BYTES = 96 * 1024 * 1024;
+
+/**
+ * Blank contexts a worker keeps ready: half of PARKED_PER_WORKER, so a first burst of parked runs
+ * (each in a context of its own) builds few of them while requests wait, at a small share of the
+ * recycle bound (README: Blank contexts).
+ */
+export const BLANK_CONTEXTS_PER_WORKER = 128;
 
 /**
  * Runs one worker may hold beyond the one it runs (see Pipelining above). One SQLite group commit
@@ -419,6 +428,7 @@ export class EnginePool {
       sdkCallsInFlight: this.opts.sdkCallsInFlight,
       sdkCallsPerRun: this.opts.sdkCallsPerRun,
       scriptsPerWorker: SCRIPTS_PER_WORKER,
+      blankContexts: this.opts.blankContexts ?? BLANK_CONTEXTS_PER_WORKER,
     };
     const worker = new Worker(this.entry, { workerData: data });
     const slot: Slot = {

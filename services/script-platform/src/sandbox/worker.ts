@@ -72,6 +72,8 @@ export interface WorkerData {
   sdkCallsPerRun: number;
   /** Size of the script table (pool.ts SCRIPTS_PER_WORKER). */
   scriptsPerWorker: number;
+  /** Blank contexts kept ready (see stockUp); 0: none. */
+  blankContexts?: number;
 }
 
 export type ToWorker =
@@ -208,6 +210,8 @@ const queue: Queued[] = [];
  * most one run executes JavaScript at a time and the others wait on I/O (parked).
  */
 let executing = 0;
+/** Runs started here and not ended (executing or parked). */
+let started = 0;
 /** Set once this worker must start nothing more (its module aborted or outgrew the recycle bound). */
 let retired = false;
 
@@ -226,9 +230,41 @@ function claimNext(): Queued | null {
 function startNext(announce: (next: Queued | null) => void): void {
   const next = executing > 0 || retired ? null : claimNext();
   announce(next);
-  if (!next) return;
+  if (!next) {
+    if (started === 0) stockUp();
+    return;
+  }
   if (!next.script?.fast) flush();
   void run(next);
+}
+
+/**
+ * Blank contexts (engine `prepare`) built while the worker holds no run (none executing or
+ * parked: a parked run's reply must not wait behind builds), one per event-loop turn so a message
+ * that arrives meanwhile waits for one build at most: the first burst of runs of new scripts
+ * (each needs a context of its own while they are parked) skips most of their cost.
+ */
+const BLANK_CONTEXTS = data?.blankContexts ?? 0;
+let stocking: NodeJS.Immediate | null = null;
+
+function stockUp(): void {
+  if (stocking || retired || BLANK_CONTEXTS === 0) return;
+  stocking = setImmediate(() => {
+    stocking = null;
+    if (started > 0 || queue.length > 0 || retired) return;
+    // Within half the recycle bound: blanks must not make the pool replace an idle worker.
+    quickJS()
+      .then((mod) =>
+        mod.getWasmMemory().buffer.byteLength < recycleWasmBytes / 2 ? engine.prepare(BLANK_CONTEXTS) : false,
+      )
+      .then(
+        (more) => {
+          if (more) stockUp();
+        },
+        (err) =>
+          post({ t: "log", obj: { err: String(err) }, msg: "sandbox worker could not build a context" }),
+      );
+  });
 }
 
 /** A handed-on run started with no other message naming it: "started" announces it. */
@@ -239,11 +275,13 @@ function announceStarted(next: Queued | null): void {
 /** One run, from its start to its "done" (other runs start while it is parked). */
 async function run(q: Queued): Promise<void> {
   executing++;
+  started++;
   const { id, script } = q;
   if (!script) {
     // Not held (the tables disagreed, which their protocol rules out): the run fails, and the
     // pool, told by `lost`, sends every script again.
     executing--;
+    started--;
     const outcome: RunOutcome = {
       ok: false,
       kind: "internal_error",
@@ -348,6 +386,7 @@ async function run(q: Queued): Promise<void> {
   const wasmBytes = poisoned ? 0 : mod.getWasmMemory().buffer.byteLength;
   retired ||= poisoned || wasmBytes > recycleWasmBytes;
   executing--;
+  started--;
   startNext((next) => post({ t: "done", id, outcome, wasmBytes, poisoned, next: next?.id ?? null }));
 }
 
@@ -396,6 +435,7 @@ void quickJS(compiled).then(
   async () => {
     await engine.run({ ...WARM_UP, host: async () => null });
     post({ t: "ready" });
+    stockUp();
   },
   (err) => {
     post({ t: "log", obj: { err: String(err) }, msg: "sandbox worker could not load QuickJS" });

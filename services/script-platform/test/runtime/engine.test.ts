@@ -322,3 +322,49 @@ describe("engine", () => {
     expect(eng.abandoned).toBe(2);
   });
 });
+
+describe("engine: blank contexts", () => {
+  it("builds blanks up to the target; a new script's run takes one and keeps its own limits, modules and name", async () => {
+    const eng = new Engine({ clock: systemClock, logger: captureLogger().logger, webApis: WEB_APIS_PRELUDE });
+    let built = 0;
+    while (await eng.prepare(3)) built++;
+    expect(eng.blankContexts).toBe(3);
+    expect(built).toBe(2);
+    expect(await eng.prepare(3)).toBe(false);
+    const greet = await eng.run({
+      name: "greeter",
+      key: "app:greeter:v1",
+      source: `import { greet } from "greetings"; export default () => greet(new URL("https://a.test/x").pathname);`,
+      modules: new Map([["greetings", `export function greet(n) { return "hi " + n; }`]]),
+      ctx: {},
+      limits: resolveLimits({}, 30),
+      host: noHost,
+    });
+    expect(greet).toMatchObject({ ok: true, value: "hi /x" });
+    expect(eng.blankContexts).toBe(2);
+    // The run's own operation budget applies, not the defaults the blank was built under.
+    const spin = await eng.run({
+      name: "spinner",
+      key: "app:spinner:v1",
+      source: `export default () => { for (;;) {} }`,
+      modules: new Map(),
+      ctx: {},
+      limits: resolveLimits({ max_operations: 10_000 }, 30),
+      host: noHost,
+    });
+    expect(spin).toMatchObject({ ok: false, kind: "operation_limit" });
+    const thrown = await eng.run({
+      name: "thrower",
+      key: null,
+      source: `export default () => { throw new Error("boom"); }`,
+      modules: new Map(),
+      ctx: {},
+      limits: resolveLimits({}, 30),
+      host: noHost,
+    });
+    expect(thrown).toMatchObject({ ok: false, kind: "script_error", message: "Error: boom" });
+    expect(thrown.ok ? "" : (thrown.detail?.stack ?? "")).toContain("thrower");
+    expect(eng.blankContexts).toBe(0);
+    eng.clearWarm();
+  });
+});
