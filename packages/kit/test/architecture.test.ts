@@ -76,11 +76,6 @@ const PACKAGES: PackageRules[] = [
     backendAllowed: [],
     forbidden: [],
     leaves: [],
-    knownCycles: {
-      files: [["digest/digest.ts", "mcp/timetable-tools.ts", "mcp/tools.ts"]],
-      folders: [["digest", "mcp"]],
-      reason: "the digest reuses the timetable tools' text helpers while the tools hold the digest: to split",
-    },
   },
   {
     name: "event-gallery",
@@ -122,11 +117,6 @@ const PACKAGES: PackageRules[] = [
     ],
     forbidden: [],
     leaves: [],
-    knownCycles: {
-      files: [["uploads/storage.ts", "uploads/temp-owners.ts"]],
-      folders: [],
-      reason: "storage and the temp-file owners call each other: to merge or split",
-    },
   },
   {
     name: "script-platform",

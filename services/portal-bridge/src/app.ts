@@ -15,6 +15,7 @@ import {
 } from "./config.js";
 import type { Digest } from "./digest/digest.js";
 import { openDigest } from "./digest/open.js";
+import { registerWhatsNewTool } from "./digest/tool.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
 import { defaultAllowedHosts, Guard } from "./http/guard.js";
@@ -155,8 +156,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     clock,
     logger,
   });
-  ctx.digest = digest;
-  const makeServer = mcpServerFactory(ctx);
+  const makeServer = mcpServerFactory(ctx, [(server) => registerWhatsNewTool(server, ctx, digest)]);
   const sessions = new SessionStore({
     clock,
     logger,
