@@ -35,14 +35,13 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
     }
     return iso;
   };
-  const live: SessionSource =
-    database.backend === "postgres"
-      ? groupRead(async (ids: readonly string[]) => {
-          const rows = await liveSessions(reader, [...new Set(ids)], nowIso());
-          const byId = new Map(rows.map((r) => [r.session_id, r]));
-          return ids.map((id) => byId.get(id));
-        })
-      : (sessionId) => liveSession(reader, sessionId, nowIso());
+  const live: SessionSource = database.dialect.groupsReads
+    ? groupRead(async (ids: readonly string[]) => {
+        const rows = await liveSessions(reader, [...new Set(ids)], nowIso());
+        const byId = new Map(rows.map((r) => [r.session_id, r]));
+        return ids.map((id) => byId.get(id));
+      })
+    : (sessionId) => liveSession(reader, sessionId, nowIso());
 
   const fromSessionToken = async (token: string) => {
     // Signature checked once per token string (cached); the session row is read every time.

@@ -13,6 +13,7 @@ import { clampLimit, deltaCursorNow, FEED_LIMIT_DEFAULT } from "../feed/feed.js"
 import { decodePageKey, encodePageKey } from "../feed/page-key.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";
 import { restrictedToOwn } from "../feed/upload-only.js";
+import { userRole } from "../identity/repository.js";
 import { findVisibleUpload } from "../social/repository.js";
 import { SOCIAL_WRITES_PER_MIN } from "../social/service.js";
 import * as repo from "./repository.js";
@@ -139,7 +140,7 @@ export class FavoritesService {
     if (!t || t.kind !== TICKET_KIND) throw bad();
     const { db } = this.ctx.database;
     if (!(await sessionIsLive(db, t.sessionId, this.ctx.clock.iso()))) throw bad();
-    const user = await db.selectFrom("users").select(["role"]).where("id", "=", t.userId).executeTakeFirst();
+    const user = await userRole(db, t.userId);
     if (!user) throw bad();
     const owner = (await restrictedToOwn(this.ctx, user)) ? t.userId : null;
     const rows = await repo.favoriteOriginals(db, t.userId, owner);

@@ -143,5 +143,5 @@ export function createDbRateLimiter(database: Pick<Database<GalleryDB>, "db">, c
 
 /** Memory on SQLite (one process owns the database), the database on PostgreSQL. */
 export function createLimiterFor(database: Database<GalleryDB>, clock: Clock): RateLimiter {
-  return database.backend === "postgres" ? createDbRateLimiter(database, clock) : createRateLimiter(clock);
+  return database.dialect.sharedByProcesses ? createDbRateLimiter(database, clock) : createRateLimiter(clock);
 }

@@ -30,7 +30,7 @@ export interface GalleryBus extends EventBus {
  */
 export async function createEventBus(
   logger: Logger,
-  database?: Pick<Database<unknown>, "backend" | "notifier">,
+  database?: Pick<Database<unknown>, "dialect" | "notifier">,
 ): Promise<GalleryBus> {
   const listeners = new Set<Listener>();
   const origin = randomUUID();
@@ -43,7 +43,7 @@ export async function createEventBus(
       }
     }
   };
-  const remote = database?.backend === "postgres" ? database.notifier : null;
+  const remote = database?.dialect.sharedByProcesses ? database.notifier : null;
   let unlisten: (() => Promise<void>) | null = null;
   // NOTIFYs still on their way; close() waits for them so a shutdown loses no event and a bus
   // closed now cannot deliver into listeners that start after it.

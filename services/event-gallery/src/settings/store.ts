@@ -90,7 +90,7 @@ export async function createSettingsStore(
 ): Promise<CachedSettingsStore> {
   const { dialect } = database;
   let cached: { at: number; value: Promise<Settings> } | null = null;
-  const recheckMs = database.backend === "postgres" ? SETTINGS_RECHECK_MS : Number.POSITIVE_INFINITY;
+  const recheckMs = dialect.sharedByProcesses ? SETTINGS_RECHECK_MS : Number.POSITIVE_INFINITY;
   const unlisten = await database.notifier.subscribe(SETTINGS_CHANNEL, () => {
     cached = null;
   });

@@ -328,14 +328,14 @@ export function createRouteTable(database: Database<PlatformDB>, logger: Logger,
     refresh,
     async changed(appId) {
       await refresh(appId);
-      if (database.backend === "postgres") {
+      if (database.dialect.sharedByProcesses) {
         await database.notifier
           .publish(CHANNEL, appId ?? "")
           .catch((err) => logger.warn({ err }, "route change notify failed"));
       }
     },
     async start() {
-      if (database.backend === "postgres") {
+      if (database.dialect.sharedByProcesses) {
         const reload = (appId?: string) =>
           refresh(appId).catch((err) => logger.error({ err }, "route table reload failed"));
         unsubscribe = await database.notifier.subscribe(

@@ -262,7 +262,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       )
       .then(
         () => {
-          if (database.backend === "postgres") return database.notifier.publish(OUTBOX_CHANNEL, "");
+          if (database.dialect.sharedByProcesses) return database.notifier.publish(OUTBOX_CHANNEL, "");
         },
         (err) =>
           logger.error(
@@ -347,7 +347,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** Announce rows this process wrote: wake here now, and other processes via NOTIFY. */
   const enqueued = (): void => {
     wake();
-    if (database.backend === "postgres")
+    if (database.dialect.sharedByProcesses)
       void database.notifier
         .publish(OUTBOX_CHANNEL, "")
         .catch((err) => logger.warn({ err }, "outbox notify failed"));
@@ -473,7 +473,7 @@ export function createDispatcher(deps: DispatcherDeps) {
             .renewLeases(database.db, instanceId)
             .catch((err) => logger.error({ err }, "renewing this process's outbox claims failed"));
         }, deps.heartbeatMs);
-      if (database.backend === "postgres")
+      if (database.dialect.sharedByProcesses)
         unsubscribe = await database.notifier.subscribe(OUTBOX_CHANNEL, wake);
       wake();
     },
