@@ -120,13 +120,16 @@ describe("the checks themselves", () => {
   });
 
   it("know the repositories", () => {
-    expect(isRepository("control/apps-repo.ts")).toBe(true);
+    expect(isRepository("control/apps-repository.ts")).toBe(true);
     expect(isRepository("triggers/repository.ts")).toBe(true);
-    expect(isRepository("export/repo.ts")).toBe(true);
-    expect(isRepository("auth/tickets-repository.ts")).toBe(true);
+    expect(isRepository("metrics-repository.ts")).toBe(true);
     expect(isRepository("db/migrations/0001_control_plane.ts")).toBe(true);
     expect(isRepository("http/routes/apps.ts")).toBe(false);
-    expect(isRepository("control/repo-helpers.ts")).toBe(false);
+    expect(isRepository("control/repository-helpers.ts")).toBe(false);
+    // Other names for the role are not repositories: their SQL fails the test.
+    expect(isRepository("control/apps-repo.ts")).toBe(false);
+    expect(isRepository("export/repo.ts")).toBe(false);
+    expect(isRepository("social/repositories.ts")).toBe(false);
   });
 
   it("find cycles", () => {
@@ -148,6 +151,11 @@ describe.each(PACKAGES)("$name", (pkg) => {
     files.map((rel) => [rel, new Set(importsOf(join(src, rel)).map((i) => relative(src, i)))]),
   );
   const folders = folderGraph(fileGraph);
+
+  it("names every repository module repository.ts or <thing>-repository.ts", () => {
+    const otherNames = files.filter((rel) => /(^|\/)([^/]+[-_.])?(repo|repos|repositories)\.ts$/i.test(rel));
+    expect(otherNames).toEqual([]);
+  });
 
   it("reads the imports it checks", () => {
     expect(files.length).toBeGreaterThan(5);

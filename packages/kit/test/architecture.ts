@@ -77,11 +77,11 @@ export function cycles(graph: Map<string, Set<string>>): string[][] {
 }
 
 /**
- * A service's repository modules: files under db/ (schema, migrations) and `*-repo.ts`,
- * `repository.ts`, `*-repository.ts` or `repo.ts` (several names for one role, still to become one).
+ * A service's repository modules: files under db/ (schema, migrations) and files named
+ * `repository.ts` or `<thing>-repository.ts` (the one suffix for that role).
  */
 export const isRepository = (rel: string) =>
-  rel.startsWith("db/") || /(^|\/)([^/]+-repo|([^/]+-)?repository|repo)\.ts$/.test(rel);
+  rel.startsWith("db/") || /(^|\/)([^/]+-)?repository\.ts$/.test(rel);
 
 const SQL_USES: { name: string; re: RegExp }[] = [
   {

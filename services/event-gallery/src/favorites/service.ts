@@ -8,7 +8,7 @@ import { DbTickets } from "../auth/tickets.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { folderNames, galleryEntryName } from "../export/entries.js";
 import { mediaFile } from "../export/files.js";
-import { sessionIsLive } from "../export/repo.js";
+import { sessionIsLive } from "../export/repository.js";
 import { clampLimit, deltaCursorNow, FEED_LIMIT_DEFAULT } from "../feed/feed.js";
 import { decodePageKey, encodePageKey } from "../feed/page-key.js";
 import { type FeedItem, loadFeedItems } from "../feed/serialize.js";

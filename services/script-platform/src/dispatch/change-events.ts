@@ -13,7 +13,7 @@ import {
   type PubsubTriggerRow,
   pubsubLookup,
   scriptsByIds,
-} from "./change-events-repo.js";
+} from "./change-events-repository.js";
 import type { OutboxWriter, OwnRuns, TriggeredRun } from "./enqueue.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 

@@ -2,12 +2,12 @@ import { type Clock, type TimerHandle, toIso } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { Logger } from "@app/kit/logger";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { PlatformDB } from "../db/schema.js";
 import { type PrincipalJson, principalFromJson } from "../triggers/principal.js";
 import { handlerRunFailed } from "./dead-letters.js";
 import type { LocalRuns } from "./enqueue.js";
-import { OUTBOX_CHANNEL } from "./enqueue-repo.js";
+import { OUTBOX_CHANNEL } from "./enqueue-repository.js";
 import type { FailurePolicy } from "./failure-policy.js";
 import type { Inbox } from "./inbox.js";
 import type { ExecutionLog, Finished, Job, JobRunner, RequestView } from "./job.js";
@@ -303,7 +303,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         let rows: OutboxRow[] = [];
         let claimed: ClaimResult;
         try {
-          // One statement, its own transaction (outbox-repo.ts claim).
+          // One statement, its own transaction (outbox-repository.ts claim).
           rows = await repo.claim(database.db, instanceId, step.want);
         } catch (err) {
           grant(slots.claimReturned(step.want, 0, true).grant);

@@ -1,15 +1,15 @@
 import { toIso } from "@app/kit/clock";
 import type { Dialect, Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { PlatformDB } from "../db/schema.js";
 import {
   insertOutboxRows,
   insertOutboxRowsAndNotify,
   type NewOutboxRow,
   notifyOutbox,
-} from "./enqueue-repo.js";
-import type { OutboxRow } from "./outbox-repo.js";
+} from "./enqueue-repository.js";
+import type { OutboxRow } from "./outbox-repository.js";
 
 /**
  * A triggered run to write to the outbox. Every row runs its script as the principal that

@@ -6,7 +6,7 @@ import type { AbandonedExecutionsTable, OutboxTable } from "../db/schema-data.js
 import { MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
 import type { MergedWrite } from "./group-commit.js";
 
-/** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue-repo.ts). */
+/** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue-repository.ts). */
 
 export type OutboxRow = Omit<
   OutboxTable,

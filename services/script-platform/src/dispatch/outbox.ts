@@ -2,7 +2,7 @@ import type { RequestView } from "./job.js";
 
 // The group commit lives in group-commit.ts; the dispatcher takes it from here with the outbox's SQL.
 export { GroupCommit } from "./group-commit.js";
-// The outbox's SQL lives in outbox-repo.ts; what the dispatcher and the runtime take from here
+// The outbox's SQL lives in outbox-repository.ts; what the dispatcher and the runtime take from here
 // is re-exported so their imports stay put.
 export {
   LEASE_MS,
@@ -10,7 +10,7 @@ export {
   type OutboxRow,
   outboxRepo,
   STALE_REPLY_MS,
-} from "./outbox-repo.js";
+} from "./outbox-repository.js";
 
 /** HTTP payload of an outbox row: the request (bytes base64) and the request id. */
 export interface HttpPayload {

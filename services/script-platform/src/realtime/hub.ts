@@ -3,7 +3,7 @@ import type { Database } from "@app/kit/db";
 import { unavailable } from "@app/kit/errors";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
-import { messagesRepo } from "./messages-repo.js";
+import { messagesRepo } from "./messages-repository.js";
 
 /**
  * Fans committed publishDurable messages out to this process's SSE subscribers (best effort).
