@@ -6,7 +6,7 @@ import * as tar from "tar";
 import { PG_DUMP_NOTE, snapshotDatabase } from "./db/snapshot.js";
 
 /**
- * One-command backup and restore of a service's DATA_DIR (contracts/common.md "Running and
+ * One-command backup and restore of a service's DATA_DIR (the common contract, "Running and
  * operating"): `backup --to FILE` writes a `.tar` or `.tar.gz` while the service runs, `restore
  * --from FILE` fills an empty DATA_DIR.
  *

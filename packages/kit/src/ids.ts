@@ -3,8 +3,8 @@ import { v7 } from "uuid";
 
 /**
  * Random bytes for ids, drawn from a pool refilled 256 ids at a time. uuid's own source calls
- * `crypto.getRandomValues` for every id (6-11 µs on a loaded machine, 9% of a hot route's CPU
- * with one id per request and execution); a slice of a pooled `randomFillSync` costs ~0.4 µs.
+ * `crypto.getRandomValues` for every id, a visible share of a hot route's CPU; a slice of a
+ * pooled `randomFillSync` costs a small fraction of that (kit README).
  * The pool and the sequence below are per process by nature, like uuid's own state.
  */
 const POOL_BYTES = 256 * 16;

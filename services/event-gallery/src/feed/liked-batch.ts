@@ -11,7 +11,7 @@ export type LikedReader = (viewer: string, ids: readonly string[]) => Promise<Se
  * viewer and page id in the batch, then each request keeps only its own viewer's likes among its
  * own page's ids. A like committed before a request is always seen. One per app instance.
  * SQLite answers synchronously on this thread, so no batch forms there: each request runs the
- * single-viewer statement (half the cost of the two-list form).
+ * single-viewer statement (cheaper than the two-list form).
  */
 export function likedReader(reader: Kysely<GalleryDB>, dialect: Dialect): LikedReader {
   if (!dialect.groupsReads) return async (viewer, ids) => likedAmong(reader, viewer, ids);

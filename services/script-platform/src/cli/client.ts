@@ -2,7 +2,7 @@ import { CliError, EXIT } from "./errors.js";
 
 export type Fetch = typeof fetch;
 
-/** The subset of the admin API's shapes the CLI reads (contracts/script-platform.md). */
+/** The subset of the admin API's shapes the CLI reads (the script-platform contract). */
 export interface ScriptView {
   id: string;
   app_id: string;

@@ -48,9 +48,8 @@ export interface GroupCommitOptions {
    * Batches in flight at most: started and not yet durable (default 1). With 2 on SQLite the
    * next batch commits during the previous one's fsync (the write connection is free then) and
    * the fsyncs run back to back; but each batch then holds one event-loop turn of writes instead
-   * of a whole fsync's, and the main thread paid for the extra transactions: the hello bench on
-   * a quiet machine did 3,676-4,295 req/s at 0.307-0.355 ms CPU per request with 2 (0.075
-   * transactions per write) against 4,383-4,392 req/s at 0.283 ms with 1 (0.048). Keep 1 on
+   * of a whole fsync's, and the main thread paid for the extra transactions: the hello bench
+   * did fewer requests/s at more CPU per request with 2 (README, Execution). Keep 1 on
    * PostgreSQL, where batches in flight together could hold row locks against each other.
    */
   pipeline?: number;
@@ -95,8 +94,8 @@ interface Item {
  * write connection is free meanwhile). Either way the event loop keeps serving while a commit is
  * made durable, and what arrives meanwhile joins the next batch: one transaction and one fsync
  * per batch, never one per request (see `pipeline`). No timed window by default: with a fast
- * disk that timer only added latency (the hello route did about half the requests/s with a 1 ms
- * window).
+ * disk that timer only added latency (it cost the hello route much of its requests/s: README,
+ * Execution).
  */
 export class GroupCommit {
   /**
