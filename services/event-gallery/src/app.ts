@@ -50,12 +50,12 @@ import { createLimiterFor } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
 import { createModerationService } from "./moderation/service.js";
 import { type EndpointRule, publicHttpsOnly } from "./notify/endpoint.js";
-import { HostNotifier, vapidSubject } from "./notify/service.js";
+import { createHostNotifier, vapidSubject } from "./notify/service.js";
 import { loadVapidKeys } from "./notify/vapid.js";
 import { createPremoderationService } from "./premoderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
-import { StreamHub } from "./realtime/hub.js";
-import { TicketStore } from "./realtime/tickets.js";
+import { createStreamHub } from "./realtime/hub.js";
+import { createStreamTickets } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
 import { createSocialService } from "./social/service.js";
 import { createUploadSweeper } from "./uploads/sweep.js";
@@ -109,7 +109,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     const settings = await createSettingsStore(database, clock);
     const bus = await createEventBus(logger, database);
     const limiter = createLimiterFor(database, clock);
-    const notifier = new HostNotifier({
+    const notifier = createHostNotifier({
       database,
       clock,
       logger,
@@ -146,8 +146,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       names: new NameRules(config.GALLERY_ADMIN_NAME),
       tokens,
     });
-    const hub = new StreamHub(ctx);
-    const tickets = new TicketStore(database.db, clock);
+    const hub = createStreamHub(ctx);
+    const tickets = createStreamTickets({ db: database.db, clock });
 
     const exportWorker = createExportWorker(ctx);
 

@@ -4,7 +4,7 @@ import { toIso } from "@app/kit/clock";
 import { notFound, tooManyRequests, unauthorized } from "@app/kit/errors";
 import yazl from "yazl";
 import { recordAudit } from "../audit/repository.js";
-import { DbTickets } from "../auth/tickets.js";
+import { createDbTickets } from "../auth/tickets.js";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { folderNames, galleryEntryName } from "../export/entries.js";
 import { mediaFile } from "../export/files.js";
@@ -46,7 +46,10 @@ export type FavoritesService = ReturnType<typeof createFavoritesService>;
 
 export function createFavoritesService(deps: FavoritesDeps) {
   // Shares the download tickets' table and bounds (60 s, single use, bound to the session).
-  const tickets = new DbTickets(deps.database.db, deps.clock, "download", {
+  const tickets = createDbTickets({
+    db: deps.database.db,
+    clock: deps.clock,
+    purpose: "download",
     ttlMs: 60_000,
     maxTotal: 2_000,
     maxPerSession: 4,
