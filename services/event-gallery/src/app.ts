@@ -10,7 +10,7 @@ import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import { createAuth } from "./auth/auth.js";
 import { loadJwtSecret } from "./auth/secret.js";
-import { SessionTokens } from "./auth/sessions.js";
+import { createSessionTokens } from "./auth/sessions.js";
 import type { Config } from "./config.js";
 import type { BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
 import { migrations } from "./db/migrations/index.js";
@@ -105,7 +105,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   try {
     await database.migrate(migrations);
     await ensureEventRow(database.db, clock);
-    const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
+    const tokens = createSessionTokens({
+      key: await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET),
+      clock,
+    });
     const settings = await createSettingsStore(database, clock);
     const bus = await createEventBus(logger, database);
     const limiter = createLimiterFor(database, clock);
