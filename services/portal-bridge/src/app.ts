@@ -4,7 +4,7 @@ import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/
 import { fastifyTrustProxy } from "@app/kit/http/proxy";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { Alerts } from "./alerts/alerts.js";
+import { type Alerts, createAlerts } from "./alerts/alerts.js";
 import {
   type Config,
   checkConfig,
@@ -18,7 +18,7 @@ import { openDigest } from "./digest/open.js";
 import { registerWhatsNewTool } from "./digest/tool.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
-import { defaultAllowedHosts, Guard } from "./http/guard.js";
+import { createGuard, defaultAllowedHosts } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
 import { registerSetupRoutes } from "./http/setup-routes.js";
 import { registerStatusPage } from "./http/status-page.js";
@@ -136,7 +136,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
   const time = new SchoolTime(config.SCHOOL_TIMEZONE);
   const alerts = config.ALERT_WEBHOOK_URL
-    ? new Alerts({
+    ? createAlerts({
         url: config.ALERT_WEBHOOK_URL,
         format: config.ALERT_WEBHOOK_FORMAT,
         clock,
@@ -180,7 +180,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       : null;
   const baseHosts =
     config.MCP_ALLOWED_HOSTS.length > 0 ? config.MCP_ALLOWED_HOSTS : defaultAllowedHosts(config.HOST);
-  const guard = new Guard({
+  const guard = createGuard({
     authToken: config.MCP_AUTH_TOKEN,
     connectorToken: config.MCP_CONNECTOR_TOKEN,
     // The public origin's host is where remote connectors (and the owner's browser) arrive.

@@ -2,7 +2,7 @@ import type { Clock } from "@app/kit/clock";
 import type { Logger } from "@app/kit/logger";
 import type { Alerts } from "../alerts/alerts.js";
 import type { ToolContext } from "../mcp/tools.js";
-import { Digest } from "./digest.js";
+import { createDigest, type Digest } from "./digest.js";
 import { parseDigestSchedule } from "./schedule.js";
 import { SeenStore } from "./seen.js";
 
@@ -23,7 +23,7 @@ export async function openDigest(opts: {
       "DIGEST_SCHEDULE is set but ALERT_WEBHOOK_URL is not: no digest is posted (whats_new still answers)",
     );
   const alerts = opts.alerts;
-  return new Digest({
+  return createDigest({
     ctx: opts.ctx,
     store,
     clock: opts.clock,

@@ -16,7 +16,7 @@ import {
   UnsupportedResponseTypeError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { FailureWindow } from "./rate-limit.js";
+import { createFailureWindow, type FailureWindow } from "./rate-limit.js";
 import type { ClientRecord, GrantRecord, OAuthState, OAuthStateFile } from "./state.js";
 
 /**
@@ -151,8 +151,16 @@ export class OAuthServer {
   ) {
     this.state = state;
     this.resource = `${opts.issuer}/mcp`;
-    this.registrations = new FailureWindow(opts.clock, REGISTRATIONS_PER_HOUR, 3600_000);
-    this.consentFailures = new FailureWindow(opts.clock, CONSENT_FAILURES, CONSENT_WINDOW_MS);
+    this.registrations = createFailureWindow({
+      clock: opts.clock,
+      limit: REGISTRATIONS_PER_HOUR,
+      windowMs: 3600_000,
+    });
+    this.consentFailures = createFailureWindow({
+      clock: opts.clock,
+      limit: CONSENT_FAILURES,
+      windowMs: CONSENT_WINDOW_MS,
+    });
     this.prune();
   }
 
