@@ -33,11 +33,11 @@ import type { ToolContext } from "./mcp/tools.js";
 import { registerBridgeMetrics } from "./metrics.js";
 import { registerOAuthRoutes } from "./oauth/routes.js";
 import { OAuthServer } from "./oauth/server.js";
-import { OAuthStateFile } from "./oauth/state.js";
+import { createOAuthStateFile } from "./oauth/state.js";
 import { registerReadiness } from "./readiness/readiness.js";
 import { cleanPaste } from "./token/jwt.js";
 import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manager.js";
-import { TokenStore } from "./token/store.js";
+import { createTokenStore } from "./token/store.js";
 import { type FetchFn, PortalClient } from "./upstream/portal.js";
 import { TimetableClient } from "./upstream/timetable.js";
 import { BRIDGE_VERSION } from "./version.js";
@@ -87,7 +87,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       "listening on all interfaces: set MCP_ALLOWED_HOSTS to the public host name, or requests get 403",
     );
 
-  const store = new TokenStore(stateDirOf(config), logger);
+  const store = createTokenStore({ dir: stateDirOf(config), logger });
   const saved = await store.load();
   const envToken = config.PORTAL_JWT_COOKIE ? cleanPaste(config.PORTAL_JWT_COOKIE) : undefined;
   const initial = chooseStartupToken(envToken, saved?.token);
@@ -174,7 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
           maxClients: config.MCP_OAUTH_MAX_CLIENTS,
           clock,
           logger,
-          stateFile: new OAuthStateFile(stateDirOf(config), logger),
+          stateFile: createOAuthStateFile({ dir: stateDirOf(config), logger }),
           checkOwnerSecret: (v) => matchSecret([v], [config.MCP_AUTH_TOKEN]) === 0,
         })
       : null;
