@@ -26,9 +26,9 @@ import { registerTokenRoutes } from "./http/token-routes.js";
 import { KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
 import { mcpServerFactory } from "./mcp/server.js";
-import { SessionStore } from "./mcp/sessions.js";
+import { createSessionStore, type SessionStore } from "./mcp/sessions.js";
 import { SchoolTime } from "./mcp/time.js";
-import { TimetableService } from "./mcp/timetable-service.js";
+import { createTimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
 import { registerBridgeMetrics } from "./metrics.js";
 import { registerOAuthRoutes } from "./oauth/routes.js";
@@ -36,7 +36,12 @@ import { OAuthServer } from "./oauth/server.js";
 import { createOAuthStateFile } from "./oauth/state.js";
 import { registerReadiness } from "./readiness/readiness.js";
 import { cleanPaste } from "./token/jwt.js";
-import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manager.js";
+import {
+  chooseStartupToken,
+  createTokenManager,
+  isReadableToken,
+  type TokenManager,
+} from "./token/manager.js";
 import { createTokenStore } from "./token/store.js";
 import { type FetchFn, PortalClient } from "./upstream/portal.js";
 import { TimetableClient } from "./upstream/timetable.js";
@@ -104,7 +109,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
     onAuthFailure: (token, err) => keepalive?.reportRejected(token, err),
   });
-  tokens = new TokenManager(initial, { clock, portal: () => portal, store, logger });
+  tokens = createTokenManager({ initial, clock, portal: () => portal, store, logger });
   const tk = tokens;
   keepalive = new KeepAlive({
     clock,
@@ -117,8 +122,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   tokens.onReplaced(() => ka.restart());
 
   const timetable = timetableConfigured(config)
-    ? new TimetableService(
-        new TimetableClient({
+    ? createTimetableService({
+        client: new TimetableClient({
           origin: timetableOrigin(config.TIMETABLE_SERVER as string),
           school: config.TIMETABLE_SCHOOL as string,
           user: config.TIMETABLE_USER as string,
@@ -130,8 +135,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
           ...(deps.fetch ? { fetch: deps.fetch } : {}),
         }),
         clock,
-        config.TIMETABLE_STUDENT,
-      )
+        presetStudent: config.TIMETABLE_STUDENT,
+      })
     : null;
 
   const time = new SchoolTime(config.SCHOOL_TIMEZONE);
@@ -157,7 +162,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     logger,
   });
   const makeServer = mcpServerFactory(ctx, [(server) => registerWhatsNewTool(server, ctx, digest)]);
-  const sessions = new SessionStore({
+  const sessions = createSessionStore({
     clock,
     logger,
     maxSessions: config.MCP_MAX_SESSIONS,
