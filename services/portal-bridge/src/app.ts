@@ -23,7 +23,7 @@ import { installBridgeAuth } from "./http/route-auth.js";
 import { registerSetupRoutes } from "./http/setup-routes.js";
 import { registerStatusPage } from "./http/status-page.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
-import { KeepAlive } from "./keepalive/keepalive.js";
+import { createKeepAlive, type KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
 import { mcpServerFactory } from "./mcp/server.js";
 import { createSessionStore, type SessionStore } from "./mcp/sessions.js";
@@ -111,7 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   });
   tokens = createTokenManager({ initial, clock, portal: () => portal, store, logger });
   const tk = tokens;
-  keepalive = new KeepAlive({
+  keepalive = createKeepAlive({
     clock,
     logger,
     portal,
