@@ -43,8 +43,8 @@ import {
   type TokenManager,
 } from "./token/manager.js";
 import { createTokenStore } from "./token/store.js";
-import { type FetchFn, PortalClient } from "./upstream/portal.js";
-import { TimetableClient } from "./upstream/timetable.js";
+import { createPortalClient, type FetchFn } from "./upstream/portal.js";
+import { createTimetableClient } from "./upstream/timetable.js";
 import { BRIDGE_VERSION } from "./version.js";
 
 export interface AppDeps {
@@ -100,7 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
   let keepalive: KeepAlive | null = null;
   let tokens: TokenManager | null = null;
-  const portal = new PortalClient({
+  const portal = createPortalClient({
     baseUrl: config.PORTAL_BASE_URL,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxBytes: config.UPSTREAM_MAX_BYTES,
@@ -123,7 +123,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
   const timetable = timetableConfigured(config)
     ? createTimetableService({
-        client: new TimetableClient({
+        client: createTimetableClient({
           origin: timetableOrigin(config.TIMETABLE_SERVER as string),
           school: config.TIMETABLE_SCHOOL as string,
           user: config.TIMETABLE_USER as string,
