@@ -32,7 +32,7 @@ import { createTimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
 import { registerBridgeMetrics } from "./metrics.js";
 import { registerOAuthRoutes } from "./oauth/routes.js";
-import { OAuthServer } from "./oauth/server.js";
+import { openOAuthServer } from "./oauth/server.js";
 import { createOAuthStateFile } from "./oauth/state.js";
 import { registerReadiness } from "./readiness/readiness.js";
 import { cleanPaste } from "./token/jwt.js";
@@ -174,7 +174,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const origin = publicOrigin(config);
   const oauth =
     config.MCP_OAUTH === "on" && origin
-      ? await OAuthServer.open({
+      ? await openOAuthServer({
           issuer: origin,
           maxClients: config.MCP_OAUTH_MAX_CLIENTS,
           clock,
