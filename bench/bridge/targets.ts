@@ -7,9 +7,8 @@ import { join } from "node:path";
 import { systemClock } from "@app/kit/clock";
 import { loadEnv } from "@app/kit/config";
 import { createLogger } from "@app/kit/logger";
-import { buildApp } from "../../services/portal-bridge/src/app.js";
-import { envSpec } from "../../services/portal-bridge/src/config.js";
-import { FakePortal } from "../../services/portal-bridge/test/fakes/portal.js";
+import { buildApp, envSpec } from "@app/portal-bridge";
+import { FakePortal } from "@app/portal-bridge/testing";
 import type { ServerTarget } from "../harness/index.js";
 
 export async function startPortal(): Promise<ServerTarget> {

@@ -15,13 +15,12 @@ import { once } from "node:events";
 import { createReadStream, createWriteStream, mkdirSync, statSync } from "node:fs";
 import { open, rm, statfs, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { buildApp, envSpec } from "@app/event-gallery";
 import { systemClock } from "@app/kit/clock";
 import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
 import { captureLogger } from "@app/kit/logger";
-import { buildApp } from "../../services/event-gallery/src/app.js";
-import { envSpec } from "../../services/event-gallery/src/config.js";
 
 const MiB = 1024 * 1024;
 const totalMb = Number(process.env.GALLERY_EXPORT_BENCH_MB ?? 1024);

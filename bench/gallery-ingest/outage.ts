@@ -4,7 +4,7 @@
  * stays down for 20 s, and is started again. No manual step: the client's own retries resume
  * from the server's offset. Prints what happened; exits non-zero on any mismatch.
  *
- *   node --conditions=source --import tsx bench/gallery-ingest/outage.ts [MiB=200] [outage_s=20]
+ *   npm run build && node --import tsx bench/gallery-ingest/outage.ts [MiB=200] [outage_s=20]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -16,7 +16,8 @@ import { Upload } from "tus-js-client";
 
 const MIB = Number(process.argv[2] ?? 200);
 const OUTAGE_S = Number(process.argv[3] ?? 20);
-const MAIN = fileURLToPath(new URL("../../services/event-gallery/src/main.ts", import.meta.url));
+// The built server (the package export resolves to dist/).
+const MAIN = fileURLToPath(import.meta.resolve("@app/event-gallery/main"));
 const dataDir = mkdtempSync(join(tmpdir(), "gallery-outage-"));
 const port = 20_000 + Math.floor(Math.random() * 20_000);
 const base = `http://127.0.0.1:${port}`;
@@ -25,7 +26,7 @@ const log = (msg: string) => console.log(`[${((Date.now() - t0) / 1000).toFixed(
 
 function startServer(): Promise<ChildProcess> {
   const { DATABASE_URL: _unused, ...env } = process.env;
-  const proc = spawn(process.execPath, ["--conditions=source", "--import", "tsx", MAIN], {
+  const proc = spawn(process.execPath, [MAIN], {
     env: {
       ...env,
       DATA_DIR: dataDir,

@@ -6,9 +6,9 @@ import { request } from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
+import { renderImage } from "@app/event-gallery/bench";
 import { newId } from "@app/kit/ids";
 import sharp from "sharp";
-import { renderImage } from "../../services/event-gallery/src/derivatives/pipeline.js";
 import { median, type TaskIo, wallMs } from "../harness/index.js";
 
 const MiB = 1024 * 1024;

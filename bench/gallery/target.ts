@@ -9,16 +9,13 @@ import { writeFile } from "node:fs/promises";
 import { Session } from "node:inspector/promises";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
+import { buildApp, envSpec } from "@app/event-gallery";
+import { DERIVATIVES_REV, type EditableSettingsStore, type GalleryDB } from "@app/event-gallery/bench";
 import { loadEnv } from "@app/kit/config";
 import type { Kysely } from "@app/kit/db";
 import { createTestEnv } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
 import { createLogger } from "@app/kit/logger";
-import { buildApp } from "../../services/event-gallery/src/app.js";
-import { envSpec } from "../../services/event-gallery/src/config.js";
-import type { GalleryDB } from "../../services/event-gallery/src/db/schema.js";
-import { DERIVATIVES_REV } from "../../services/event-gallery/src/derivatives/pipeline.js";
-import type { EditableSettingsStore } from "../../services/event-gallery/src/settings/store.js";
 import { type ServerTarget, wallMs } from "../harness/index.js";
 
 export async function startGallery(args: { backend?: "sqlite" | "postgres" } = {}): Promise<ServerTarget> {

@@ -50,7 +50,9 @@ export interface TaskProc<T> {
 
 function forkChild(mode: "server" | "task", moduleUrl: string, exportName: string): ChildProcess {
   return fork(childEntry, [mode, moduleUrl, exportName], {
-    execArgv: ["--conditions=source", "--import", "tsx"],
+    // The bench's own TypeScript through tsx; `@app/*` resolve to the built dist/ unless the
+    // orchestrator itself was started with --conditions=source (then every child runs sources too).
+    execArgv: [...process.execArgv.filter((a) => a.startsWith("--conditions")), "--import", "tsx"],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
     env: { ...process.env, TEST_BACKEND: process.env.TEST_BACKEND ?? "sqlite" },
   });

@@ -1,7 +1,7 @@
 // The load generator: autocannon in its own process (a task child of the harness), so neither
 // the server's nor the orchestrator's event loop does the client's work.
 import { setMaxListeners } from "node:events";
-import autocannon from "autocannon";
+import autocannon, { type Request } from "autocannon";
 import type { LoadFigures, TaskIo } from "./types.js";
 
 export interface LoadArgs {
@@ -29,7 +29,7 @@ setMaxListeners(0);
 /** Each request takes the next header set (one per viewer: per-user limits and caches see many users). */
 function rotate(sets: Record<string, string>[]) {
   let i = 0;
-  return <R extends { headers?: Record<string, string> }>(req: R): R => {
+  return (req: Request): Request => {
     const set = sets[i++ % sets.length];
     return { ...req, headers: { ...req.headers, ...set } };
   };

@@ -8,10 +8,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadEnv } from "@app/kit/config";
 import { createLogger } from "@app/kit/logger";
+import { buildApp, envSpec } from "@app/script-platform";
+import { pubsubOps } from "@app/script-platform/bench";
 import PgBoss from "pg-boss";
-import { buildApp } from "../../services/script-platform/src/app.js";
-import { envSpec } from "../../services/script-platform/src/config.js";
-import { pubsubOps } from "../../services/script-platform/src/sdk/pubsub.js";
 import { percentile, type ServerTarget } from "../harness/index.js";
 import { profileCommands } from "../platform/profiling.js";
 

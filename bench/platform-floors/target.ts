@@ -19,13 +19,16 @@ import { createHttpApp } from "@app/kit/http";
 import { registerMetrics } from "@app/kit/http/metrics";
 import { newId } from "@app/kit/ids";
 import { createLogger } from "@app/kit/logger";
-import { appsRepo } from "../../services/script-platform/src/control/apps-repository.js";
-import { scriptsRepo } from "../../services/script-platform/src/control/scripts-repository.js";
-import { migrations } from "../../services/script-platform/src/db/migrations/index.js";
-import type { PlatformDB } from "../../services/script-platform/src/db/schema.js";
-import { GroupCommit } from "../../services/script-platform/src/dispatch/group-commit.js";
-import { type OutboxRow, outboxRepo } from "../../services/script-platform/src/dispatch/outbox-repository.js";
-import { executionsRepo } from "../../services/script-platform/src/execution/executions-repository.js";
+import {
+  appsRepo,
+  executionsRepo,
+  GroupCommit,
+  migrations,
+  type OutboxRow,
+  outboxRepo,
+  type PlatformDB,
+  scriptsRepo,
+} from "@app/script-platform/bench";
 import type { ServerTarget } from "../harness/index.js";
 import { threadCpu } from "../platform/target.js";
 

@@ -2,12 +2,7 @@
 // over exact, param and prefix kinds and three host buckets: lookups per second and the time to
 // rebuild the table from rows (what every route change costs each node). Run by run.ts through
 // the harness, in a process of its own.
-import { parseHost, parsePath } from "../../services/script-platform/src/control/route-patterns.js";
-import {
-  buildSnapshot,
-  matchIn,
-  type RouteView,
-} from "../../services/script-platform/src/control/route-table.js";
+import { buildSnapshot, matchIn, parseHost, parsePath, type RouteView } from "@app/script-platform/bench";
 
 export interface RouteFigures {
   buildMs: number;

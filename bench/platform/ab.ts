@@ -2,7 +2,8 @@
 // `git archive <commit>` unpacked with node_modules linked in), each in its own process, in
 // interleaved rounds under the same load, so the machine's load hits both alike. Prints req/s and
 // CPU ms per request by thread (main, sandbox workers, the rest) per side, medians over rounds.
-// Run: BASE_DIR=/tmp/base node --conditions=source --import tsx bench/platform/ab.ts
+// Run: npm run build && BASE_DIR=/tmp/base node --import tsx bench/platform/ab.ts (a base from before
+// the package entry points runs from source only: add --conditions=source, then both sides do).
 import { pathToFileURL } from "node:url";
 import { median, startBench } from "../harness/index.js";
 

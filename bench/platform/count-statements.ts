@@ -1,6 +1,6 @@
 // Statements per triggered run, by kind: runs bench/platform-async's target in this process with
 // the pg client's query() wrapped to count what reaches PostgreSQL (DATABASE_URL required).
-// Run: DATABASE_URL=… node --conditions=source --import tsx bench/platform/count-statements.ts
+// Run: npm run build && DATABASE_URL=… node --import tsx bench/platform/count-statements.ts
 // PG_STAT=1: on a server with pg_stat_statements loaded (shared_preload_libraries, track_planning
 // on), also prints the burst's planning and execution time per statement kind, read from it.
 // PLAN_CACHE_MODE=auto|force_generic_plan: sets it on every connection (an experiment knob).
@@ -21,7 +21,7 @@ const planMode = process.env.PLAN_CACHE_MODE;
 if (planMode) {
   if (!/^[a-z_]+$/.test(planMode)) throw new Error("PLAN_CACHE_MODE: a mode name");
   // pg.Pool connects with a callback, a lone client without: both get the SET before use.
-  const connect = pg.Client.prototype.connect as (this: pg.Client) => Promise<void>;
+  const connect = pg.Client.prototype.connect as unknown as (this: pg.Client) => Promise<void>;
   (pg.Client.prototype as unknown as { connect: (cb?: (e?: Error) => void) => unknown }).connect = function (
     this: pg.Client,
     cb?: (e?: Error) => void,

@@ -1,7 +1,7 @@
 // CPU samples (not wall time) of the platform server under the hello load, by thread, with Linux
 // `perf` (V8's own profiler counts wall time: a preempted syscall looks expensive). The server
 // runs with --perf-basic-prof so JIT frames have names. Needs `perf` and perf_event_paranoid <= 2.
-// Run: node --conditions=source --import tsx bench/platform/perf-profile.ts
+// Run: npm run build && node --import tsx bench/platform/perf-profile.ts
 // Prints the top symbols (self samples, share of that thread group) of the main thread, of the
 // sandbox workers and of the other threads, and keeps the perf data (its path is printed) for
 // `perf report -i <file> --tid <tid>` / `perf script` (inclusive costs by call chain).

@@ -3,7 +3,7 @@
 // of triggered runs goes through (bench/platform-async's target; DATABASE_URL + TEST_BACKEND=postgres
 // for PostgreSQL). Writes .bench-results/platform-<mode>.cpuprofile (open it in Chrome DevTools)
 // and prints the functions with the most self and inclusive time.
-// Run: node --conditions=source --import tsx bench/platform/profile.ts [triggers]
+// Run: npm run build && node --import tsx bench/platform/profile.ts [triggers]
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";

@@ -4,7 +4,7 @@
 // own. strace slows the traced thread, so req/s under it mean nothing; the counts per request do
 // not depend on speed. Only the main thread is traced (no -f): workers, the threadpool's
 // fdatasync and the checkpoint worker are not counted.
-// Run: node --conditions=source --import tsx bench/platform/syscalls.ts
+// Run: npm run build && node --import tsx bench/platform/syscalls.ts
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { type ServerProc, startBench } from "../harness/index.js";

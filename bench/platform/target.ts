@@ -9,9 +9,8 @@ import { loadEnv } from "@app/kit/config";
 import { createTestEnv } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
 import { createLogger } from "@app/kit/logger";
-import { buildApp } from "../../services/script-platform/src/app.js";
-import { envSpec } from "../../services/script-platform/src/config.js";
-import { type OutboxRow, outboxRepo } from "../../services/script-platform/src/dispatch/outbox.js";
+import { buildApp, envSpec } from "@app/script-platform";
+import { type OutboxRow, outboxRepo } from "@app/script-platform/bench";
 import type { ServerTarget } from "../harness/index.js";
 import { profileCommands } from "./profiling.js";
 

@@ -3,11 +3,12 @@ import { z } from "zod";
 import { forbidden, unauthorized } from "../src/errors.js";
 import { createHttpApp } from "../src/http/app.js";
 import { registerOpenApi } from "../src/http/openapi.js";
-import { errors, installRouteAuth, NoBody, typed, uuidParam } from "../src/http/typed-routes.js";
+import { errors, NoBody, routeAuth, typed, uuidParam } from "../src/http/typed-routes.js";
 import { captureLogger } from "../src/logger.js";
 import { checkOpenApi } from "../src/testing/openapi.js";
 
 const logs = captureLogger();
+const testAuth = routeAuth<"user" | "admin", { name: string }>();
 const app = createHttpApp({ logger: logs.logger, bodyLimit: 1024, checkResponses: true });
 
 const Thing = z.object({ id: z.string(), name: z.string(), n: z.number().int() }).meta({ id: "Thing" });
@@ -23,7 +24,7 @@ beforeAll(async () => {
     securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
   });
   // The test's resolver: "user" needs any bearer, "admin" needs the bearer "admin".
-  installRouteAuth<"user" | "admin", { name: string }>(app, async (req, spec) => {
+  testAuth.install(app, async (req, spec) => {
     const token = req.headers.authorization?.replace(/^Bearer /, "");
     if (!token) throw unauthorized();
     if (spec === "admin" && token !== "admin") throw forbidden();
@@ -36,7 +37,7 @@ beforeAll(async () => {
       s.post(
         "/things/:id",
         {
-          config: { auth: "user" },
+          config: { auth: testAuth.spec("user") },
           schema: {
             params: z.object({ id: uuidParam("No such thing.") }),
             querystring: z.object({ n: z.coerce.number().int().default(1) }),
@@ -48,7 +49,7 @@ beforeAll(async () => {
           },
         },
         async (req, reply) => {
-          const who = (req.principal as { name: string }).name;
+          const who = testAuth.principal(req).name;
           return reply
             .code(201)
             .send({ id: req.params.id, name: `${req.body.name} by ${who}`, n: req.query.n });
@@ -56,7 +57,10 @@ beforeAll(async () => {
       );
       s.delete(
         "/things/:id",
-        { config: { auth: "admin" }, schema: { response: { 204: NoBody, ...errors(401, 403) } } },
+        {
+          config: { auth: testAuth.spec("admin") },
+          schema: { response: { 204: NoBody, ...errors(401, 403) } },
+        },
         async (_req, reply) => reply.code(204).send(),
       );
       s.get("/lying", { schema: { response: { 200: Thing } } }, async () => ({ id: "x" }) as never);

@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type BuiltApp, buildApp } from "../src/app.js";
 import { envSpec } from "../src/config.js";
-import { FakePortal } from "./fakes/portal.js";
+import { FakePortal } from "../src/testing/fake-portal.js";
 import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
 
 export const AUTH = "a".repeat(24) + "0123456789abcdef0123456789abcdef";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { signJwt } from "../src/testing/fake-portal.js";
 import { cleanPaste, decodeClaims, MalformedTokenError } from "../src/token/jwt.js";
 import { chooseStartupToken } from "../src/token/manager.js";
-import { signJwt } from "./fakes/portal.js";
 
 const token = (over: Record<string, unknown> = {}) =>
   signJwt({

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signJwt } from "./fakes/portal.js";
+import { signJwt } from "../src/testing/fake-portal.js";
 import { AUTH, CONNECTOR, type Harness, mcpClient, PATH_SECRET, startHarness, USER } from "./helpers.js";
 
 describe("logs never contain request paths, tokens or secrets", () => {

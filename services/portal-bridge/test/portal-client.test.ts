@@ -2,8 +2,8 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { FakePortal } from "../src/testing/fake-portal.js";
 import { assertAllowed, createPortalClient, type PortalClient, PortalError } from "../src/upstream/portal.js";
-import { FakePortal } from "./fakes/portal.js";
 import { USER as USER_FIXTURE } from "./helpers.js";
 
 describe("portal client", () => {

@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { signJwt } from "../src/testing/fake-portal.js";
 import { TOKEN_FILE } from "../src/token/store.js";
-import { signJwt } from "./fakes/portal.js";
 import { AUTH, CONNECTOR, type Harness, startHarness, USER } from "./helpers.js";
 
 const auth = { authorization: `Bearer ${AUTH}` };

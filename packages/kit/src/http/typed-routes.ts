@@ -134,18 +134,16 @@ export function installZodCompilers(app: FastifyInstance, opts: { checkResponses
   });
 }
 
-/**
- * Per-service route auth types. A service augments this interface once:
- *   declare module "@app/kit/http/typed-routes" {
- *     interface RouteAuthTypes { spec: GalleryAuthSpec; principal: AuthedUser }
- *   }
- * Then `config: { auth: spec }` is typed on every route and `req.principal` is the principal.
- */
-// biome-ignore lint/suspicious/noEmptyInterface: augmented by each service
-export interface RouteAuthTypes {}
+declare const routeAuthTag: unique symbol;
 
-export type RouteAuthSpec = RouteAuthTypes extends { spec: infer S } ? S : unknown;
-export type RoutePrincipal = RouteAuthTypes extends { principal: infer P } ? P : unknown;
+/**
+ * A route's `config.auth` as Fastify sees it: opaque. Only a service's `RouteAuth.spec(...)` makes
+ * one, so a plain spec (`{ auth: "user" }`) is a type error and each service's routes are checked
+ * against its own spec type, with no global augmentation that two services would fight over.
+ */
+export interface RouteAuthTag {
+  readonly [routeAuthTag]: "route-auth";
+}
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -153,35 +151,60 @@ declare module "fastify" {
      * Who may call this route; checked by the service's one auth hook before validation (so an
      * unauthenticated caller gets 401 before any 422). Absent: the route is public.
      */
-    auth?: RouteAuthSpec;
-  }
-  interface FastifyRequest {
-    /** The caller, set by the auth hook on routes that declare `config.auth`. */
-    principal: RoutePrincipal;
+    auth?: RouteAuthTag;
   }
 }
 
+/** A service's route auth, typed by its spec `Spec` and its principal `P` (see `routeAuth`). */
+export interface RouteAuth<Spec, P> {
+  /** The `config.auth` of a route callable by callers that satisfy `spec`. */
+  spec(spec: Spec): RouteAuthTag;
+  /** The caller the hook resolved for this request (only on routes that declare `config.auth`). */
+  principal(req: FastifyRequest): P;
+  /**
+   * Install the service's one auth hook: for a route with `config.auth`, `resolve(req, spec)`
+   * returns the principal (or throws the 401/403 AppError). Runs at preValidation by default:
+   * after body parsing (400 invalid_json, 413 stay first) and before schema validation.
+   */
+  install(
+    app: FastifyInstance,
+    /**
+     * May answer by itself (e.g. a redirect to a canonical path) and return undefined: the route
+     * then does not run.
+     */
+    resolve: (req: FastifyRequest, spec: Spec, reply: FastifyReply) => P | undefined | Promise<P | undefined>,
+    opts?: {
+      /** `onRequest` checks before the body is even read (the bridge's secret-guarded API). */
+      hook?: "onRequest" | "preValidation";
+    },
+  ): void;
+}
+
 /**
- * Install the service's one auth hook: for a route with `config.auth`, `resolve(req, spec)`
- * returns the principal (or throws the 401/403 AppError) and the hook puts it on
- * `req.principal`. Runs at preValidation: after body parsing (400 invalid_json, 413 stay first)
- * and before schema validation, the order the handlers had when they called auth by hand.
+ * Route auth for one service, created once per service:
+ *   export const galleryAuth = routeAuth<GalleryAuth, AuthedUser>();
+ *   api.get("/me", { config: { auth: galleryAuth.spec("user") }, ... },
+ *     async (req) => view(galleryAuth.principal(req)));
  */
-export function installRouteAuth<Spec, P>(
-  app: FastifyInstance,
-  /** May answer by itself (e.g. a redirect to a canonical path): the route then does not run. */
-  resolve: (req: FastifyRequest, spec: Spec, reply: FastifyReply) => P | Promise<P>,
-  opts: {
-    /** `onRequest` checks before the body is even read (the bridge's secret-guarded API). */
-    hook?: "onRequest" | "preValidation";
-  } = {},
-): void {
-  if (!app.hasRequestDecorator("principal")) app.decorateRequest("principal", null as never);
-  app.addHook(opts.hook ?? "preValidation", async (req: FastifyRequest, reply: FastifyReply) => {
-    const spec = (req.routeOptions.config as { auth?: Spec } | undefined)?.auth;
-    if (spec === undefined) return;
-    const principal = await resolve(req, spec, reply);
-    if (reply.sent) return reply;
-    (req as { principal: unknown }).principal = principal;
-  });
+export function routeAuth<Spec, P>(): RouteAuth<Spec, P> {
+  return {
+    spec: (spec) => spec as unknown as RouteAuthTag,
+    principal: (req) => {
+      const principal = (req as { principal?: P | null }).principal;
+      if (principal == null) throw new Error(`${req.routeOptions.url} does not declare config.auth`);
+      return principal;
+    },
+    install: (app, resolve, opts = {}) => {
+      if (!app.hasRequestDecorator("principal")) app.decorateRequest("principal", null);
+      app.addHook(opts.hook ?? "preValidation", async (req: FastifyRequest, reply: FastifyReply) => {
+        const spec = req.routeOptions.config?.auth as Spec | undefined;
+        if (spec === undefined) return;
+        const principal = await resolve(req, spec, reply);
+        if (reply.sent) return reply;
+        if (principal === undefined)
+          throw new Error(`${req.routeOptions.url}: the auth hook resolved no caller`);
+        (req as { principal?: P }).principal = principal;
+      });
+    },
+  };
 }

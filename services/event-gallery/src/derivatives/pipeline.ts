@@ -1,3 +1,4 @@
+/// <reference path="./heic-decode.d.ts" />
 import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";

@@ -1,4 +1,4 @@
-import { installRouteAuth } from "@app/kit/http/typed-routes";
+import { routeAuth } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import type { Role } from "../db/schema.js";
@@ -10,26 +10,23 @@ import type { Role } from "../db/schema.js";
  */
 export type GalleryAuth = "user" | { minRole?: Role; write?: boolean; allowMediaToken?: boolean };
 
-declare module "@app/kit/http/typed-routes" {
-  interface RouteAuthTypes {
-    spec: GalleryAuth;
-    principal: AuthedUser;
-  }
-}
+/** The gallery's route auth: `config: { auth: galleryAuth.spec(spec) }`, `principal(req)`. */
+export const galleryAuth = routeAuth<GalleryAuth, AuthedUser>();
 
-/** Shorthands for the common specs. */
+/** The live user a route with `config.auth` acts for. */
+export const principal = galleryAuth.principal;
+
+/** Shorthands for the common route configs. */
 export const auth = {
-  user: { auth: "user" },
-  writer: { auth: { write: true } },
-  host: { auth: { minRole: "host" } },
-  hostWrite: { auth: { minRole: "host", write: true } },
-  admin: { auth: { minRole: "admin" } },
-  adminWrite: { auth: { minRole: "admin", write: true } },
-} as const satisfies Record<string, { auth: GalleryAuth }>;
+  user: { auth: galleryAuth.spec("user") },
+  writer: { auth: galleryAuth.spec({ write: true }) },
+  host: { auth: galleryAuth.spec({ minRole: "host" }) },
+  hostWrite: { auth: galleryAuth.spec({ minRole: "host", write: true }) },
+  admin: { auth: galleryAuth.spec({ minRole: "admin" }) },
+  adminWrite: { auth: galleryAuth.spec({ minRole: "admin", write: true }) },
+};
 
-/** The gallery's one auth hook: resolves `config.auth` into `req.principal` (the live user). */
+/** The gallery's one auth hook: resolves `config.auth` into the request's principal (the live user). */
 export function installGalleryAuth(app: FastifyInstance, ctx: GalleryContext): void {
-  installRouteAuth<GalleryAuth, AuthedUser>(app, (req, spec) =>
-    ctx.auth.requireUser(req, spec === "user" ? {} : spec),
-  );
+  galleryAuth.install(app, (req, spec) => ctx.auth.requireUser(req, spec === "user" ? {} : spec));
 }

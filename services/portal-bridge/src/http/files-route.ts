@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { PortalClient } from "../upstream/portal.js";
 import { portalErrorToHttp } from "./errors.js";
 import type { Guard } from "./guard.js";
+import { bridgeAuth } from "./route-auth.js";
 
 /** Headers of the portal's file answer that the mirror passes on (no cookies, no server ids). */
 const PASS_HEADERS = [
@@ -27,7 +28,7 @@ export function registerFilesRoute(app: FastifyInstance, deps: { guard: Guard; p
   typed(app).get(
     "/api/files/:fileRecordId/:fileName",
     {
-      config: { auth: "api" },
+      config: { auth: bridgeAuth.spec("api") },
       schema: {
         // Checked below so that a bad id or name gets the plain 404 of a missing file.
         params: z.object({ fileRecordId: z.string(), fileName: z.string() }),

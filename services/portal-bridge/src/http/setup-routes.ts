@@ -7,6 +7,7 @@ import type { Alerts } from "../alerts/alerts.js";
 import { type Lang, runSetupChecks, type SetupDeps } from "../setup/checks.js";
 import type { Guard } from "./guard.js";
 import { addFormParser, sendPage } from "./html-page.js";
+import { bridgeAuth } from "./route-auth.js";
 import { SetupReport, TestAlertResult } from "./schemas.js";
 import { setupPage } from "./setup-page.js";
 import { loginPage } from "./token-page.js";
@@ -34,7 +35,7 @@ export function registerSetupRoutes(app: FastifyInstance, deps: SetupRouteDeps):
   api.get(
     "/api/setup",
     {
-      config: { auth: "api" },
+      config: { auth: bridgeAuth.spec("api") },
       schema: { querystring: LangQuery, response: { 200: SetupReport, ...denied } },
     },
     async (req) => {
@@ -46,7 +47,10 @@ export function registerSetupRoutes(app: FastifyInstance, deps: SetupRouteDeps):
 
   api.post(
     "/api/setup/test-alert",
-    { config: { auth: "api" }, schema: { response: { 200: TestAlertResult, ...denied, ...errors(409) } } },
+    {
+      config: { auth: bridgeAuth.spec("api") },
+      schema: { response: { 200: TestAlertResult, ...denied, ...errors(409) } },
+    },
     async () => {
       if (!deps.alerts)
         throw new AppError(409, "alerts_not_configured", "No alert webhook is set (ALERT_WEBHOOK_URL).");

@@ -7,6 +7,7 @@ import type { KeepAlive } from "../keepalive/keepalive.js";
 import type { TokenManager } from "../token/manager.js";
 import type { Guard } from "./guard.js";
 import { addFormParser, sendPage } from "./html-page.js";
+import { bridgeAuth } from "./route-auth.js";
 import { TokenStatusReport } from "./schemas.js";
 import { loginPage, tokenPage } from "./token-page.js";
 
@@ -41,14 +42,14 @@ export function registerTokenRoutes(app: FastifyInstance, deps: TokenRouteDeps):
 
   api.get(
     "/api/token",
-    { config: { auth: "api" }, schema: { response: { 200: TokenStatusReport, ...denied } } },
+    { config: { auth: bridgeAuth.spec("api") }, schema: { response: { 200: TokenStatusReport, ...denied } } },
     async () => statusReport(tokens, keepalive),
   );
 
   api.put(
     "/api/token",
     {
-      config: { auth: "api" },
+      config: { auth: bridgeAuth.spec("api") },
       bodyLimit: 32 * 1024,
       schema: {
         body: TokenBody,

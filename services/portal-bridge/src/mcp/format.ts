@@ -1,3 +1,4 @@
+/// <reference path="../types/html-to-text.d.ts" />
 import { compile } from "html-to-text";
 
 /**

@@ -9,6 +9,7 @@ import {
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { bridgeAuth } from "../http/route-auth.js";
 import { consentErrorPage, consentPage, pickLang } from "./consent-page.js";
 import {
   AuthorizePageError,
@@ -370,7 +371,7 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
   api.get(
     "/api/oauth/clients",
     {
-      config: { auth: "api" },
+      config: { auth: bridgeAuth.spec("api") },
       schema: { response: { 200: z.object({ clients: z.array(ConnectedClient) }), ...errors(401, 403) } },
     },
     async () => ({ clients: oauth.listClients() }),
@@ -378,7 +379,7 @@ export function registerOAuthRoutes(app: FastifyInstance, deps: OAuthRouteDeps):
   api.delete(
     "/api/oauth/clients/:clientId",
     {
-      config: { auth: "api" },
+      config: { auth: bridgeAuth.spec("api") },
       schema: {
         params: z.object({ clientId: z.string().max(200) }),
         response: { 204: NoBody, ...errors(401, 403, 404) },

@@ -1,7 +1,7 @@
 // Starts the portal and timetable fakes on loopback for trying a built bridge by hand (a parent
 // account with two children, rich-text tasks); prints the bridge's environment and stays up.
 import { systemClock } from "@app/kit/clock";
-import { FakePortal } from "./portal.js";
+import { FakePortal } from "../../src/testing/fake-portal.js";
 import { FakeTimetable, timetableEnv } from "./timetable.js";
 
 const portal = new FakePortal(systemClock);

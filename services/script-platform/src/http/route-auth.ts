@@ -1,4 +1,4 @@
-import { installRouteAuth } from "@app/kit/http/typed-routes";
+import { routeAuth } from "@app/kit/http/typed-routes";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { PlatformContext } from "../context.js";
@@ -22,12 +22,11 @@ export interface PlatformAuth {
   scriptParam?: string;
 }
 
-declare module "@app/kit/http/typed-routes" {
-  interface RouteAuthTypes {
-    spec: PlatformAuth;
-    principal: Principal;
-  }
-}
+/** The platform's route auth: `config: { auth: platformAuth.spec(spec) }`, `principal(req)`. */
+export const platformAuth = routeAuth<PlatformAuth, Principal>();
+
+/** The admin or API key a route with `config.auth` acts for. */
+export const principal = platformAuth.principal;
 
 const targets = new WeakMap<FastifyRequest, AppRow>();
 const targetScripts = new WeakMap<FastifyRequest, ScriptRecord>();
@@ -58,7 +57,7 @@ function withSegment(req: FastifyRequest, param: string, value: string): string 
 /** The platform's one auth hook (preValidation: 401/404/403 before any 422, as before). */
 export function installPlatformAuth(app: FastifyInstance, ctx: PlatformContext): void {
   const apps = appsRepo(ctx.database);
-  installRouteAuth<PlatformAuth, Principal | null>(app, async (req, spec, reply: FastifyReply) => {
+  platformAuth.install(app, async (req, spec, reply: FastifyReply) => {
     if (spec.scriptParam) {
       const id = (req.params as Record<string, string | undefined>)[spec.scriptParam] ?? "";
       const script = await ctx.scripts.byId(id);
@@ -72,7 +71,7 @@ export function installPlatformAuth(app: FastifyInstance, ctx: PlatformContext):
     const { app: found, redirectedFrom } = await resolveAppRef(apps, ref);
     if (spec.canonical && redirectedFrom && (req.method === "GET" || req.method === "HEAD")) {
       await reply.redirect(withSegment(req, spec.appParam, found.slug), 308);
-      return null;
+      return undefined;
     }
     const principal = await ctx.gate.requireAdmin(req, spec.scope, found.id);
     targets.set(req, found);
@@ -82,6 +81,4 @@ export function installPlatformAuth(app: FastifyInstance, ctx: PlatformContext):
 
 /** `{app}` path params, and the `config` of routes that manage an app (`app:admin` on it). */
 export const AppParams = z.object({ app: z.string().describe("App id or slug") });
-export const appAdmin = { auth: { scope: "app:admin", appParam: "app" } } as const satisfies {
-  auth: PlatformAuth;
-};
+export const appAdmin = { auth: platformAuth.spec({ scope: "app:admin", appParam: "app" }) };

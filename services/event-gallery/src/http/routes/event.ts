@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { applyTransition, hostEventView, type Transition } from "../../export/transitions.js";
 import type { ExportWorker } from "../../export/worker.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { EventInfo, HostEvent } from "../schemas.js";
 
 const TRANSITIONS: readonly Transition[] = ["lock", "unlock", "release", "reopen"];
@@ -29,7 +29,7 @@ export function registerEventRoutes(api: FastifyInstance, ctx: GalleryContext, e
         config: auth.hostWrite,
         schema: { response: { 200: z.object({ event: EventInfo }), ...errors(401, 403, 409) } },
       },
-      async (req) => ({ event: await applyTransition(ctx, req.principal, transition, effects) }),
+      async (req) => ({ event: await applyTransition(ctx, principal(req), transition, effects) }),
     );
   }
 }

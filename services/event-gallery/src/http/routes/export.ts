@@ -13,7 +13,7 @@ import {
 import { createDownloadTickets } from "../../export/tickets.js";
 import { archiveStream } from "../../export/viewer-lang.js";
 import type { ExportWorker } from "../../export/worker.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { ExportJob, ExportStatus, Ticket } from "../schemas.js";
 
 const TicketBody = z.strictObject({ kind: z.enum(["zip", "html"]) });
@@ -35,7 +35,7 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
   r.get(
     "/export/status",
     { config: auth.user, schema: { response: { 200: ExportStatus, ...errors(401) } } },
-    async (req) => exportStatus(ctx, req.principal),
+    async (req) => exportStatus(ctx, principal(req)),
   );
 
   r.post(
@@ -45,7 +45,7 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
       schema: { body: TicketBody, response: { 201: Ticket, ...errors(401, 404, 422, 429) } },
     },
     async (req, reply) =>
-      reply.code(201).send(await issueDownloadTicket(ctx, tickets, req.principal, req.body.kind)),
+      reply.code(201).send(await issueDownloadTicket(ctx, tickets, principal(req), req.body.kind)),
   );
 
   for (const kind of ["zip", "html"] as const satisfies readonly ExportKind[]) {

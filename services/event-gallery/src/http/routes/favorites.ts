@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { FAVORITES_ZIP, type FavoritesService } from "../../favorites/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { Ticket } from "../schemas.js";
 import { IdParams } from "./social.js";
 
@@ -18,11 +18,11 @@ export function registerFavoritesRoutes(
   // Any signed-in user, banned ones too: a favourite is private.
   const star = { config: auth.user, schema: { params, response: { 204: NoBody, ...errors(401, 404, 429) } } };
   api.put("/upload/:id/favorite", star, async (req, reply) => {
-    await favorites.setFavorite(req.principal, req.params.id, true);
+    await favorites.setFavorite(principal(req), req.params.id, true);
     return reply.code(204).send();
   });
   api.delete("/upload/:id/favorite", star, async (req, reply) => {
-    await favorites.setFavorite(req.principal, req.params.id, false);
+    await favorites.setFavorite(principal(req), req.params.id, false);
     return reply.code(204).send();
   });
 
@@ -31,18 +31,18 @@ export function registerFavoritesRoutes(
     schema: { params, response: { 204: NoBody, ...errors(401, 403, 404) } },
   };
   api.put("/host/upload/:id/highlight", highlight, async (req, reply) => {
-    await favorites.setHighlight(req.principal, req.params.id, true);
+    await favorites.setHighlight(principal(req), req.params.id, true);
     return reply.code(204).send();
   });
   api.delete("/host/upload/:id/highlight", highlight, async (req, reply) => {
-    await favorites.setHighlight(req.principal, req.params.id, false);
+    await favorites.setHighlight(principal(req), req.params.id, false);
     return reply.code(204).send();
   });
 
   api.post(
     "/favorites/ticket",
     { config: auth.user, schema: { response: { 200: Ticket, ...errors(401, 429) } } },
-    async (req) => favorites.issueTicket(req.principal),
+    async (req) => favorites.issueTicket(principal(req)),
   );
   // GET only: a HEAD would spend the single-use ticket.
   api.get(

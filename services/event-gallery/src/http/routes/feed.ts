@@ -6,7 +6,7 @@ import type { FavoritesService } from "../../favorites/service.js";
 import { createFeedCaches, deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
 import { restrictedToOwn } from "../../feed/upload-only.js";
 import { readMine } from "../../premoderation/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
 
 // Query strings: unknown parameters are ignored (cache busters); every value is bounded.
@@ -41,15 +41,15 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
     },
     async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
-      if (on(req.query.mine)) return readMine(ctx, req.principal, req.query);
+      if (on(req.query.mine)) return readMine(ctx, principal(req), req.query);
       // Issue 27: the caller's favourites, and the hosts' highlights (the slideshow's option).
-      if (on(req.query.favorites)) return favorites.favorites(req.principal, req.query);
-      if (on(req.query.highlights)) return favorites.highlights(req.principal, req.query);
+      if (on(req.query.favorites)) return favorites.favorites(principal(req), req.query);
+      if (on(req.query.highlights)) return favorites.highlights(principal(req), req.query);
       // Upload-only mode: a guest's feed is their own uploads (with a delta cursor like /feed's).
-      if (await restrictedToOwn(ctx, req.principal))
-        return { ...(await readMine(ctx, req.principal, req.query)), delta_cursor: deltaCursorNow(ctx) };
+      if (await restrictedToOwn(ctx, principal(req)))
+        return { ...(await readMine(ctx, principal(req), req.query)), delta_cursor: deltaCursorNow(ctx) };
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
-      const json = await readFeed(ctx, req.principal, req.query, caches);
+      const json = await readFeed(ctx, principal(req), req.query, caches);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
@@ -62,11 +62,11 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
     },
     async (req, reply) => {
       // JSON bytes built from a cached template, like /feed.
-      const json = await readDelta(ctx, req.principal, req.query, caches);
-      if (await restrictedToOwn(ctx, req.principal)) {
+      const json = await readDelta(ctx, principal(req), req.query, caches);
+      if (await restrictedToOwn(ctx, principal(req))) {
         // Upload-only mode (rare, so the cached bytes are parsed): only the guest's own uploads.
         const delta = JSON.parse(json.toString("utf8")) as z.infer<typeof Delta>;
-        const own = (i: { uploader: { id: string } }) => i.uploader.id === req.principal.id;
+        const own = (i: { uploader: { id: string } }) => i.uploader.id === principal(req).id;
         return { ...delta, items: delta.items.filter(own), changes: delta.changes.filter(own) };
       }
       return reply.type("application/json; charset=utf-8").send(json as never);
@@ -78,8 +78,8 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
     { config: auth.user, schema: { response: { 200: Uploaders, ...errors(401) } } },
     async (req) => {
       const list = await listUploaders(ctx);
-      if (!(await restrictedToOwn(ctx, req.principal))) return list;
-      return { uploaders: list.uploaders.filter((u) => u.id === req.principal.id) };
+      if (!(await restrictedToOwn(ctx, principal(req)))) return list;
+      return { uploaders: list.uploaders.filter((u) => u.id === principal(req).id) };
     },
   );
 }

@@ -8,7 +8,7 @@ import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { GuestbookService } from "../../guestbook/service.js";
 import { endWhenIdle } from "../../uploads/idle.js";
-import { auth } from "../route-auth.js";
+import { auth, galleryAuth, principal } from "../route-auth.js";
 import { GuestbookEntry, GuestbookPage } from "../schemas.js";
 import { IdParams } from "./social.js";
 
@@ -30,7 +30,7 @@ export function registerGuestbookRoutes(
       config: auth.user,
       schema: { querystring: PageQuery, response: { 200: GuestbookPage, ...errors(401, 422) } },
     },
-    async (req) => guestbook.list(req.principal, req.query),
+    async (req) => guestbook.list(principal(req), req.query),
   );
   // JSON or multipart: multipart parsing only in this scope.
   app.register(async (scope) => {
@@ -50,14 +50,14 @@ export function registerGuestbookRoutes(
         if (req.isMultipart()) {
           const keepIdle = endWhenIdle(req.raw, ctx.config.GALLERY_UPLOAD_IDLE_S * 1000);
           try {
-            entry = await guestbook.create(req.principal, {
+            entry = await guestbook.create(principal(req), {
               kind: "multipart",
               parts: (limits) => req.parts({ limits }),
             });
           } finally {
             keepIdle();
           }
-        } else entry = await guestbook.create(req.principal, { kind: "json", body: req.body });
+        } else entry = await guestbook.create(principal(req), { kind: "json", body: req.body });
         return reply.code(201).send({ entry });
       },
     );
@@ -69,14 +69,14 @@ export function registerGuestbookRoutes(
       schema: { params, response: { 204: NoBody, ...errors(401, 403, 404, 429) } },
     },
     async (req, reply) => {
-      await guestbook.deleteOwn(req.principal, req.params.id);
+      await guestbook.deleteOwn(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );
   api.get(
     "/guestbook/:id/voice",
     {
-      config: { auth: { allowMediaToken: true } },
+      config: { auth: galleryAuth.spec({ allowMediaToken: true }) },
       schema: {
         params,
         querystring: z.object({ t: z.string().optional() }),
@@ -88,7 +88,7 @@ export function registerGuestbookRoutes(
       },
     },
     async (req, reply) => {
-      const file = await guestbook.voiceFile(req.principal, req.params.id);
+      const file = await guestbook.voiceFile(principal(req), req.params.id);
       const info = await stat(file.path).catch(() => null);
       if (!info?.isFile()) throw notFound("This voice message does not exist.");
       return sendFileWithRange(reply, {
@@ -107,7 +107,7 @@ export function registerGuestbookRoutes(
       schema: { params, response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await guestbook.takedown(req.principal, req.params.id);
+      await guestbook.takedown(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );
@@ -117,6 +117,6 @@ export function registerGuestbookRoutes(
       config: auth.hostWrite,
       schema: { params, response: { 200: EntryBody, ...errors(401, 403, 404) } },
     },
-    async (req) => ({ entry: await guestbook.approve(req.principal, req.params.id) }),
+    async (req) => ({ entry: await guestbook.approve(principal(req), req.params.id) }),
   );
 }

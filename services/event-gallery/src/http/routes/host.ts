@@ -4,7 +4,7 @@ import { z } from "zod";
 import { listAudit } from "../../audit/audit.js";
 import type { AuthedUser, GalleryContext } from "../../context.js";
 import type { ModerationService } from "../../moderation/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { AuditEntry, HostUser, User } from "../schemas.js";
 import { IdParams } from "./social.js";
 
@@ -26,7 +26,7 @@ export function registerHostRoutes(app: FastifyInstance, ctx: GalleryContext, mo
           response: { 200: z.object({ user: User }), ...errors(401, 403, 404, 409) },
         },
       },
-      async (req) => ({ user: await run(req.principal, req.params.id) }),
+      async (req) => ({ user: await run(principal(req), req.params.id) }),
     );
 
   api.get(
@@ -50,7 +50,7 @@ export function registerHostRoutes(app: FastifyInstance, ctx: GalleryContext, mo
         response: { 200: z.object({ pin: z.string() }), ...errors(401, 403, 404) },
       },
     },
-    async (req) => ({ pin: await moderation.resetPin(req.principal, req.params.id) }),
+    async (req) => ({ pin: await moderation.resetPin(principal(req), req.params.id) }),
   );
   api.delete(
     "/host/upload/:id",
@@ -59,7 +59,7 @@ export function registerHostRoutes(app: FastifyInstance, ctx: GalleryContext, mo
       schema: { params: IdParams(), response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await moderation.takedownUpload(req.principal, req.params.id);
+      await moderation.takedownUpload(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );
@@ -70,7 +70,7 @@ export function registerHostRoutes(app: FastifyInstance, ctx: GalleryContext, mo
       schema: { params: IdParams("comment"), response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await moderation.removeComment(req.principal, req.params.id);
+      await moderation.removeComment(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { IdentityService } from "../../identity/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { Joined, Session } from "../schemas.js";
 
 // `name` is checked by the shared name rules (422 invalid_name / reserved_name), not here.
@@ -52,7 +52,7 @@ export function registerIdentityRoutes(app: FastifyInstance, ctx: GalleryContext
     "/session",
     { config: auth.user, schema: { response: { 204: NoBody, ...errors(401) } } },
     async (req, reply) => {
-      await identity.logout(req.principal.sessionId);
+      await identity.logout(principal(req).sessionId);
       return reply.code(204).send();
     },
   );

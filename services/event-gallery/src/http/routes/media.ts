@@ -8,6 +8,7 @@ import { MEDIA_VARIANTS } from "../../feed/serialize.js";
 import { restrictedToOwn } from "../../feed/upload-only.js";
 import { isMediaPath } from "../../media/guard.js";
 import { resolveMedia } from "../../media/serve.js";
+import { galleryAuth, principal } from "../route-auth.js";
 
 const IdParams = z.object({ id: z.string().max(64) });
 // `?t=`: the media token from feed item URLs, for <img> and <video> tags (read by the auth hook).
@@ -19,7 +20,7 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
     typed(app).get(
       `/upload/:id/${variant}`,
       {
-        config: { auth: { allowMediaToken: true } },
+        config: { auth: galleryAuth.spec({ allowMediaToken: true }) },
         schema: {
           params: IdParams,
           querystring: MediaQuery,
@@ -31,8 +32,8 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
         },
       },
       async (req, reply) => {
-        const file = await resolveMedia(ctx, req.params.id, variant, req.principal, {
-          ownOnly: await restrictedToOwn(ctx, req.principal),
+        const file = await resolveMedia(ctx, req.params.id, variant, principal(req), {
+          ownOnly: await restrictedToOwn(ctx, principal(req)),
         });
         return sendFileWithRange(reply, {
           path: file.path,

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { BULK_APPROVE_MAX, type PremoderationService } from "../../premoderation/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { MyUploads, UploadBody } from "../schemas.js";
 import { IdParams } from "./social.js";
 
@@ -27,7 +27,7 @@ export function registerPremoderationRoutes(
       config: auth.host,
       schema: { querystring: PendingQuery, response: { 200: MyUploads, ...errors(401, 403, 422) } },
     },
-    async (req) => premod.listPending(req.principal, req.query),
+    async (req) => premod.listPending(principal(req), req.query),
   );
   api.post(
     "/host/upload/:id/approve",
@@ -35,7 +35,7 @@ export function registerPremoderationRoutes(
       config: auth.hostWrite,
       schema: { params: IdParams(), response: { 200: UploadBody, ...errors(401, 403, 404, 409) } },
     },
-    async (req) => ({ upload: await premod.approve(req.principal, req.params.id) }),
+    async (req) => ({ upload: await premod.approve(principal(req), req.params.id) }),
   );
   // The path is "/host/pending:approve" (a colon is doubled for the router: not a parameter).
   api.post(
@@ -48,7 +48,7 @@ export function registerPremoderationRoutes(
         response: { 200: z.object({ approved: z.number().int() }), ...errors(401, 403, 422) },
       },
     },
-    async (req) => ({ approved: await premod.approveMany(req.principal, req.body) }),
+    async (req) => ({ approved: await premod.approveMany(principal(req), req.body) }),
   );
   api.post(
     "/host/upload/:id/reject",
@@ -57,7 +57,7 @@ export function registerPremoderationRoutes(
       schema: { params: IdParams(), response: { 204: NoBody, ...errors(401, 403, 404, 409) } },
     },
     async (req, reply) => {
-      await premod.reject(req.principal, req.params.id);
+      await premod.reject(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );

@@ -2,7 +2,7 @@ import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { HostNotifier } from "../../notify/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 
 const Endpoint = z.string().min(1).max(2_048);
 const Base64url = z
@@ -29,7 +29,7 @@ export function registerPushRoutes(app: FastifyInstance, notifier: HostNotifier)
       schema: { body: Subscription, response: { 201: NoBody, ...errors(400, 401, 403, 422) } },
     },
     async (req, reply) => {
-      await notifier.subscribe(req.principal.id, req.body);
+      await notifier.subscribe(principal(req).id, req.body);
       return reply.code(201).send();
     },
   );
@@ -40,7 +40,7 @@ export function registerPushRoutes(app: FastifyInstance, notifier: HostNotifier)
       schema: { body: z.object({ endpoint: Endpoint }), response: { 204: NoBody, ...errors(401, 403, 422) } },
     },
     async (req, reply) => {
-      await notifier.unsubscribe(req.principal.id, req.body.endpoint);
+      await notifier.unsubscribe(principal(req).id, req.body.endpoint);
       return reply.code(204).send();
     },
   );

@@ -16,7 +16,7 @@ import {
   terminateResumable,
   UploadKeyLocks,
 } from "../../uploads/resumable.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { UploadBody } from "../schemas.js";
 
 const TUS_VERSION = "1.0.0";
@@ -66,7 +66,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       response: { 201: NoBody, 200: UploadBody, ...tusRefusals },
     };
     scope.post("/uploads", { config: auth.writer, schema: creation }, async (req, reply) => {
-      const user = req.principal;
+      const user = principal(req);
       if (req.headers["upload-defer-length"] !== undefined)
         throw invalidBody("Upload-Defer-Length is not supported; send Upload-Length.");
       const length = headerInt(req, "upload-length");
@@ -81,7 +81,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
 
     const status = { params: KeyParams, response: { 200: NoBody, ...errors(401, 404, 410, 412) } };
     scope.head("/uploads/:key", { config: auth.user, schema: status }, async (req, reply) => {
-      const state = await resumableStatus(ctx, req.principal, locks, req.params.key);
+      const state = await resumableStatus(ctx, principal(req), locks, req.params.key);
       return tusHeaders(reply, state).header("cache-control", "no-store").code(200).send();
     });
 
@@ -91,7 +91,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       response: { 204: NoBody, 201: UploadBody, 200: UploadBody, ...tusRefusals },
     };
     scope.patch("/uploads/:key", { config: auth.writer, schema: append }, async (req, reply) => {
-      const user = req.principal;
+      const user = principal(req);
       const type = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
       if (type !== OFFSET_OCTETS)
         throw new AppError(415, "unsupported_media_type", `Send the bytes as ${OFFSET_OCTETS}.`);
@@ -122,7 +122,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
 
     const termination = { params: KeyParams, response: { 204: NoBody, ...errors(401, 403, 404, 410, 412) } };
     scope.delete("/uploads/:key", { config: auth.writer, schema: termination }, async (req, reply) => {
-      await terminateResumable(ctx, req.principal, req.params.key);
+      await terminateResumable(ctx, principal(req), req.params.key);
       return reply.code(204).send();
     });
   });

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { SocialService } from "../../social/service.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { Comment, Like } from "../schemas.js";
 
 const CommentBody = z.strictObject({ text: z.string().max(4000) });
@@ -19,8 +19,8 @@ export function registerSocialRoutes(app: FastifyInstance, _ctx: GalleryContext,
     config: auth.writer,
     schema: { params, response: { 200: Like, ...errors(401, 403, 404, 429) } },
   };
-  api.put("/upload/:id/like", like, async (req) => social.setLike(req.principal, req.params.id, true));
-  api.delete("/upload/:id/like", like, async (req) => social.setLike(req.principal, req.params.id, false));
+  api.put("/upload/:id/like", like, async (req) => social.setLike(principal(req), req.params.id, true));
+  api.delete("/upload/:id/like", like, async (req) => social.setLike(principal(req), req.params.id, false));
   api.get(
     "/upload/:id/comments",
     {
@@ -40,7 +40,7 @@ export function registerSocialRoutes(app: FastifyInstance, _ctx: GalleryContext,
       },
     },
     async (req, reply) => {
-      const comment = await social.addComment(req.principal, req.params.id, req.body.text);
+      const comment = await social.addComment(principal(req), req.params.id, req.body.text);
       return reply.code(201).send({ comment });
     },
   );
@@ -51,7 +51,7 @@ export function registerSocialRoutes(app: FastifyInstance, _ctx: GalleryContext,
       schema: { params: IdParams("comment"), response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await social.deleteOwnComment(req.principal, req.params.id);
+      await social.deleteOwnComment(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );

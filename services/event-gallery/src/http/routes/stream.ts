@@ -7,7 +7,7 @@ import type { SessionTokens } from "../../auth/sessions.js";
 import type { GalleryContext } from "../../context.js";
 import type { StreamHub } from "../../realtime/hub.js";
 import type { TicketStore } from "../../realtime/tickets.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { Ticket } from "../schemas.js";
 
 export const STREAM_TICKETS_PER_MIN = 30;
@@ -24,7 +24,7 @@ export function registerStreamRoutes(
     "/stream/ticket",
     { config: auth.user, schema: { response: { 201: Ticket, ...errors(401, 429) } } },
     async (req, reply) => {
-      const user = req.principal;
+      const user = principal(req);
       await ctx.limiter.hit(`stream-ticket:${user.id}`, STREAM_TICKETS_PER_MIN, 60_000);
       return reply.code(201).send(await deps.tickets.issue(user.id, user.sessionId));
     },

@@ -7,7 +7,7 @@ import type { GalleryContext } from "../../context.js";
 import { endWhenIdle } from "../../uploads/idle.js";
 import { ingestUpload } from "../../uploads/ingest.js";
 import { deleteOwnUpload, editUpload } from "../../uploads/manage.js";
-import { auth } from "../route-auth.js";
+import { auth, principal } from "../route-auth.js";
 import { UploadBody } from "../schemas.js";
 
 const IdParams = z.object({ id: z.string().max(64) });
@@ -41,7 +41,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
         try {
           const result = await ingestUpload(
             ctx,
-            req.principal,
+            principal(req),
             (limits) => req.parts({ limits }),
             Number.isSafeInteger(declared) ? declared : null,
           );
@@ -63,7 +63,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
         response: { 200: UploadBody, ...errors(401, 403, 404, 422, 429) },
       },
     },
-    async (req) => ({ upload: await editUpload(ctx, req.principal, req.params.id, req.body) }),
+    async (req) => ({ upload: await editUpload(ctx, principal(req), req.params.id, req.body) }),
   );
 
   api.delete(
@@ -73,7 +73,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
       schema: { params: IdParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await deleteOwnUpload(ctx, req.principal, req.params.id);
+      await deleteOwnUpload(ctx, principal(req), req.params.id);
       return reply.code(204).send();
     },
   );

@@ -7,6 +7,7 @@ import { resolveApp } from "../../control/apps.js";
 import { appsRepo } from "../../control/apps-repository.js";
 import { hasScope, INSTANCE_ROLES, SCOPES } from "../../control/scopes.js";
 import { listOf, PageQuery, pageOf } from "../paging.js";
+import { platformAuth, principal } from "../route-auth.js";
 import { Admin, ApiKey, NewApiKey, page } from "../schemas.js";
 
 const username = z.string().regex(USERNAME_RE, "1 to 64 letters, digits or _ . @ -");
@@ -43,7 +44,7 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.get(
     base,
     {
-      config: { auth: { scope: "admin:read" } },
+      config: { auth: platformAuth.spec({ scope: "admin:read" }) },
       schema: { querystring: PageQuery, response: { 200: page(Admin), ...errors(401, 403, 422) } },
     },
     async (req) => {
@@ -55,7 +56,7 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.post(
     base,
     {
-      config: { auth: { scope: "admin:write" } },
+      config: { auth: platformAuth.spec({ scope: "admin:write" }) },
       schema: { body: createBody, response: { 201: Admin, ...errors(401, 403, 409, 422) } },
     },
     async (req, reply) => reply.code(201).send(await admins.create(req.body)),
@@ -64,11 +65,11 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.get(
     `${base}/:id`,
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { params: idParams, response: { 200: Admin, ...errors(401, 403, 404) } },
     },
     async (req) => {
-      if (req.principal.adminId !== req.params.id) ctx.gate.assertScope(req.principal, "admin:read");
+      if (principal(req).adminId !== req.params.id) ctx.gate.assertScope(principal(req), "admin:read");
       return admins.get(req.params.id);
     },
   );
@@ -76,7 +77,7 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.patch(
     `${base}/:id`,
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: {
         params: idParams,
         body: patchBody,
@@ -84,7 +85,7 @@ export const adminRoutes: RouteModule = (app, ctx) => {
       },
     },
     async (req) => {
-      const p = req.principal;
+      const p = principal(req);
       const body = req.body;
       // Anyone may change their own password and email; everything else needs admin:write.
       const selfOnly =
@@ -100,7 +101,7 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.delete(
     `${base}/:id`,
     {
-      config: { auth: { scope: "admin:write" } },
+      config: { auth: platformAuth.spec({ scope: "admin:write" }) },
       schema: { params: idParams, response: { 204: NoBody, ...errors(401, 403, 404, 409) } },
     },
     async (req, reply) => {
@@ -112,23 +113,23 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.get(
     "/api/v1/admin/api-keys",
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { querystring: PageQuery, response: { 200: page(ApiKey), ...errors(401, 422) } },
     },
     async (req) => {
       const p = pageOf(req.query);
-      return listOf(await admins.listKeys(req.principal, p), p.limit);
+      return listOf(await admins.listKeys(principal(req), p), p.limit);
     },
   );
 
   api.post(
     "/api/v1/admin/api-keys",
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { body: keyBody, response: { 201: NewApiKey, ...errors(401, 403, 404, 422) } },
     },
     async (req, reply) => {
-      const p = req.principal;
+      const p = principal(req);
       if (p.kind === "api_key" && !hasScope(p, "admin:write"))
         throw forbidden("An API key cannot mint API keys without admin:write.");
       const appId = req.body.app_id ? (await resolveApp(apps, req.body.app_id)).id : null;
@@ -139,11 +140,11 @@ export const adminRoutes: RouteModule = (app, ctx) => {
   api.delete(
     "/api/v1/admin/api-keys/:id",
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { params: idParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await admins.deleteKey(req.principal, req.params.id);
+      await admins.deleteKey(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );

@@ -7,7 +7,7 @@ import { createAdmins } from "../../control/admins.js";
 import { createApps } from "../../control/apps.js";
 import { APP_ROLES, type AppScope, isAppOwner, visibleApps } from "../../control/scopes.js";
 import { listOf, PageQuery, pageOf } from "../paging.js";
-import { type PlatformAuth, targetApp } from "../route-auth.js";
+import { platformAuth, principal, targetApp } from "../route-auth.js";
 import { App, AppDetail, Domain, Member, Membership, page, SlugStatus } from "../schemas.js";
 
 const createBody = z.strictObject({
@@ -42,31 +42,31 @@ export const appRoutes: RouteModule = (app, ctx) => {
    * The app named in the path is resolved by the auth hook (404 `app_not_found`; a GET of a
    * retired slug answers 308 to the canonical path) and `scope` is checked on it.
    */
-  const onApp = (scope: AppScope): { auth: PlatformAuth } => ({
-    auth: { scope, appParam: "app", canonical: true },
+  const onApp = (scope: AppScope) => ({
+    auth: platformAuth.spec({ scope, appParam: "app", canonical: true }),
   });
   const appParams = z.object({ app: z.string() });
   const owner = (req: FastifyRequest, what: string) => {
-    if (!isAppOwner(req.principal, targetApp(req).id))
+    if (!isAppOwner(principal(req), targetApp(req).id))
       throw forbidden(`Only an owner of the app can ${what}.`);
   };
 
   api.get(
     base,
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { querystring: PageQuery, response: { 200: page(App), ...errors(401, 422) } },
     },
     async (req) => {
       const p = pageOf(req.query);
-      return listOf(await apps.repo.list({ ...p, only: visibleApps(req.principal) }), p.limit);
+      return listOf(await apps.repo.list({ ...p, only: visibleApps(principal(req)) }), p.limit);
     },
   );
 
   api.post(
     base,
     {
-      config: { auth: { scope: "instance:admin" } },
+      config: { auth: platformAuth.spec({ scope: "instance:admin" }) },
       schema: { body: createBody, response: { 201: App, ...errors(401, 403, 409, 422) } },
     },
     async (req, reply) => reply.code(201).send(await apps.create(req.body)),

@@ -7,6 +7,7 @@ import { createAuth } from "../../control/auth.js";
 import { createLoginThrottle } from "../../control/login-throttle.js";
 import { APP_SCOPES, hasScope, INSTANCE_SCOPES, type Principal } from "../../control/scopes.js";
 import { SESSION_COOKIE } from "../admin-gate.js";
+import { platformAuth, principal } from "../route-auth.js";
 import { LoginResult, Me } from "../schemas.js";
 
 const loginBody = z.strictObject({
@@ -66,9 +67,10 @@ export const authRoutes: RouteModule = (app, ctx) => {
 
   api.post(
     "/api/v1/admin/logout",
-    { config: { auth: {} }, schema: { response: { 204: NoBody, ...errors(401) } } },
+    { config: { auth: platformAuth.spec({}) }, schema: { response: { 204: NoBody, ...errors(401) } } },
     async (req, reply) => {
-      if (req.principal.sessionId) await auth.logout(req.principal.sessionId);
+      const { sessionId } = principal(req);
+      if (sessionId) await auth.logout(sessionId);
       setCookie(req, reply, "", true);
       return reply.code(204).send();
     },
@@ -76,9 +78,9 @@ export const authRoutes: RouteModule = (app, ctx) => {
 
   api.get(
     "/api/v1/admin/me",
-    { config: { auth: {} }, schema: { response: { 200: Me, ...errors(401) } } },
+    { config: { auth: platformAuth.spec({}) }, schema: { response: { 200: Me, ...errors(401) } } },
     async (req) => {
-      const p = req.principal;
+      const p = principal(req);
       const admin = await auth.repo.byId(p.adminId);
       return { admin: admin ? auth.repo.toAdmin(admin) : null, ...describePrincipal(p) };
     },

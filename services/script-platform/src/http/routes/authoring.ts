@@ -7,7 +7,7 @@ import { createScripts, savedBy, scriptNotFound } from "../../control/scripts.js
 import { createDraftRunner } from "../../execution/draft-run.js";
 import type { Runtime } from "../../execution/runtime.js";
 import { SDK_TYPES } from "../../sdk/sdk-types.js";
-import { targetScript } from "../route-auth.js";
+import { platformAuth, principal, targetScript } from "../route-auth.js";
 import { Script } from "../schemas.js";
 
 const versionsQuery = z.object({
@@ -104,7 +104,7 @@ export const authoringRoutes: RouteModuleWith<{ runDraft: Runtime["runDraft"] }>
   api.get(
     `${base}/:id/versions`,
     {
-      config: { auth: { scope: "script:read", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:read", scriptParam: "id" }) },
       schema: {
         params: z.object({ id: z.string() }),
         querystring: versionsQuery,
@@ -128,7 +128,7 @@ export const authoringRoutes: RouteModuleWith<{ runDraft: Runtime["runDraft"] }>
   api.get(
     `${base}/:id/versions/:n`,
     {
-      config: { auth: { scope: "script:read", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:read", scriptParam: "id" }) },
       schema: {
         params: z.object({ id: z.string(), n: versionNumber }),
         response: { 200: VersionDetail, ...errors(401, 403, 404, 422) },
@@ -140,7 +140,7 @@ export const authoringRoutes: RouteModuleWith<{ runDraft: Runtime["runDraft"] }>
   api.post(
     `${base}/:id/versions/:action`,
     {
-      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:write", scriptParam: "id" }) },
       schema: {
         params: z.object({ id: z.string(), action: z.string().max(40) }),
         response: { 200: Script, ...errors(401, 403, 404, 409, 422) },
@@ -149,14 +149,14 @@ export const authoringRoutes: RouteModuleWith<{ runDraft: Runtime["runDraft"] }>
     async (req) => {
       const n = versionNumber.safeParse(action(req.params.action, "restore"));
       if (!n.success) throw notFound("No such version.", "version_not_found");
-      return scripts.restore(targetScript(req).id, n.data, savedBy(req.principal));
+      return scripts.restore(targetScript(req).id, n.data, savedBy(principal(req)));
     },
   );
 
   api.post(
     `${base}/:action`,
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: {
         params: z.object({ action: z.string().max(80) }),
         body: runBody,
@@ -165,8 +165,8 @@ export const authoringRoutes: RouteModuleWith<{ runDraft: Runtime["runDraft"] }>
     },
     async (req) => {
       const s = await scriptOf(action(req.params.action, "run"));
-      ctx.gate.assertScope(req.principal, "script:write", s.app_id);
-      return drafts.run(s, req.body, req.principal);
+      ctx.gate.assertScope(principal(req), "script:write", s.app_id);
+      return drafts.run(s, req.body, principal(req));
     },
   );
 };

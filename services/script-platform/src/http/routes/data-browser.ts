@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { RouteModuleWith } from "../../context.js";
 import { createDataBrowser } from "../../data-browser/data-browser.js";
 import type { SdkDeps } from "../../sdk/types.js";
-import { targetApp } from "../route-auth.js";
+import { platformAuth, targetApp } from "../route-auth.js";
 
 const listQuery = z.object({
   collection: z.string().min(1).max(200).optional(),
@@ -32,8 +32,8 @@ export const dataBrowserRoutes: RouteModuleWith<{ sdk: SdkDeps }> = (app, ctx, e
   const browser = createDataBrowser({ database: ctx.database, sdk: engine.sdk });
   const api = typed(app);
   const base = "/api/v1/admin/apps/:id";
-  const read = { auth: { scope: "script:read" as const, appParam: "id" } };
-  const write = { auth: { scope: "script:write" as const, appParam: "id" } };
+  const read = { auth: platformAuth.spec({ scope: "script:read", appParam: "id" }) };
+  const write = { auth: platformAuth.spec({ scope: "script:write", appParam: "id" }) };
 
   api.get(
     `${base}/kv`,

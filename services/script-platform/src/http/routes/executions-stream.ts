@@ -4,7 +4,7 @@ import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repository.js";
-import { targetApp } from "../route-auth.js";
+import { platformAuth, targetApp } from "../route-auth.js";
 
 const query = z.strictObject({
   status: z.enum(EXECUTION_STATUSES).optional(),
@@ -35,7 +35,7 @@ export const executionStreamRoutes: RouteModule = (app, ctx) => {
   typed(app).get(
     "/api/v1/admin/apps/:id/executions/stream",
     {
-      config: { auth: { scope: "app:read", appParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "app:read", appParam: "id" }) },
       schema: {
         params: z.object({ id: z.string() }),
         querystring: query,

@@ -2,7 +2,7 @@ import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repository.js";
-import { targetApp } from "../route-auth.js";
+import { platformAuth, targetApp } from "../route-auth.js";
 import { Execution, page } from "../schemas.js";
 
 const query = z.strictObject({
@@ -20,7 +20,7 @@ export const executionRoutes: RouteModule = (app, ctx) => {
   typed(app).get(
     "/api/v1/admin/apps/:id/executions",
     {
-      config: { auth: { scope: "app:read", appParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "app:read", appParam: "id" }) },
       schema: {
         params: z.object({ id: z.string().describe("App id or slug") }),
         querystring: query,

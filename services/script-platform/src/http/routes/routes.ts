@@ -8,7 +8,7 @@ import { normalizeHost } from "../../control/route-patterns.js";
 import { createRoutes, normalizeRoute, routeNotFound } from "../../control/routes.js";
 import { scriptNotFound } from "../../control/scripts.js";
 import { scriptsRepo } from "../../control/scripts-repository.js";
-import { targetScript } from "../route-auth.js";
+import { platformAuth, principal, targetScript } from "../route-auth.js";
 import { MatchResult, page, Route, RouteCheck } from "../schemas.js";
 
 const routeFields = {
@@ -49,7 +49,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
   api.post(
     "/api/v1/admin/scripts/:id/routes",
     {
-      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:write", scriptParam: "id" }) },
       schema: {
         params: scriptParams,
         body: routeBody,
@@ -74,7 +74,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
   api.get(
     "/api/v1/admin/scripts/:id/routes",
     {
-      config: { auth: { scope: "app:read", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "app:read", scriptParam: "id" }) },
       schema: { params: scriptParams, response: { 200: page(Route), ...errors(401, 403, 404) } },
     },
     async (req) => ({ items: await routes.listForScript(targetScript(req).id), next_cursor: null }),
@@ -83,7 +83,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
   api.delete(
     "/api/v1/admin/routes/:route",
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: {
         params: z.object({ route: z.string() }),
         response: { 204: NoBody, ...errors(401, 403, 404) },
@@ -92,7 +92,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
     async (req, reply) => {
       const r = await routes.byId(req.params.route);
       if (!r) throw routeNotFound();
-      ctx.gate.assertScope(req.principal, "script:write", r.app_id);
+      ctx.gate.assertScope(principal(req), "script:write", r.app_id);
       await routes.remove(r.id);
       return reply.code(204).send();
     },
@@ -101,7 +101,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
   api.post(
     "/api/v1/admin/routes::check",
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { body: checkBody, response: { 200: RouteCheck, ...errors(401, 403, 404, 422) } },
     },
     async (req) => {
@@ -110,7 +110,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
       if (script_id) appId = (await scriptOf(script_id)).app_id;
       else if (app_id) appId = (await resolveApp(apps, app_id)).id;
       else throw new AppError(422, "validation_failed", "Give script_id or app_id.", { field: "script_id" });
-      ctx.gate.assertScope(req.principal, "app:read", appId);
+      ctx.gate.assertScope(principal(req), "app:read", appId);
       const result = await routes.check(appId, input);
       return { ok: result.conflict === null, app_id: appId, route: result.route, conflict: result.conflict };
     },
@@ -119,7 +119,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
   api.post(
     "/api/v1/admin/routes::match",
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { body: matchBody, response: { 200: MatchResult, ...errors(401, 403, 422) } },
     },
     async (req) => {
@@ -133,7 +133,7 @@ export const routeRoutes: RouteModule = (app, ctx) => {
       const host = normalizeHost(url.host || "localhost");
       const m = ctx.routeTable.match(host, body.method.toUpperCase(), url.pathname);
       if (!m) return { matched: false as const };
-      ctx.gate.assertScope(req.principal, "app:read", m.app_id);
+      ctx.gate.assertScope(principal(req), "app:read", m.app_id);
       return {
         matched: true as const,
         app_id: m.app_id,

@@ -9,7 +9,7 @@ import { appsWithScope } from "../../control/scopes.js";
 import { SCRIPT_LANGUAGES } from "../../control/script-language.js";
 import { createScripts, savedBy } from "../../control/scripts.js";
 import { listOf, PageQuery, pageOf } from "../paging.js";
-import { targetScript } from "../route-auth.js";
+import { platformAuth, principal, targetScript } from "../route-auth.js";
 import { page, Script } from "../schemas.js";
 
 const fields = {
@@ -65,29 +65,29 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
   api.post(
     base,
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { body: createBody, response: { 201: Script, ...errors(401, 403, 404, 409, 422) } },
     },
     async (req, reply) => {
       // The app comes from the body: its scope is checked once the body is known.
       const target = await resolveApp(apps, req.body.app_id);
-      ctx.gate.assertScope(req.principal, "script:write", target.id);
+      ctx.gate.assertScope(principal(req), "script:write", target.id);
       const { app_id: _, ...input } = req.body;
-      return reply.code(201).send(await scripts.create(target.id, input, savedBy(req.principal)));
+      return reply.code(201).send(await scripts.create(target.id, input, savedBy(principal(req))));
     },
   );
 
   api.get(
     base,
     {
-      config: { auth: {} },
+      config: { auth: platformAuth.spec({}) },
       schema: { querystring: listQuery, response: { 200: page(Script), ...errors(401, 404, 422) } },
     },
     async (req) => {
       const q = req.query;
       const p = pageOf({ limit: q.limit, cursor: q.cursor });
       const filter = q.app_id ?? q.app;
-      const visible = appsWithScope(req.principal, "script:read");
+      const visible = appsWithScope(principal(req), "script:read");
       let appIds: string[] | null = visible ? [...visible] : null;
       if (filter) {
         const a = await resolveApp(apps, filter);
@@ -101,7 +101,7 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
   api.get(
     `${base}/:id`,
     {
-      config: { auth: { scope: "script:read", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:read", scriptParam: "id" }) },
       schema: { params: idParams, response: { 200: Script, ...errors(401, 403, 404) } },
     },
     async (req) => scripts.view(targetScript(req)),
@@ -110,7 +110,7 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
   api.put(
     `${base}/:id`,
     {
-      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:write", scriptParam: "id" }) },
       schema: {
         params: idParams,
         body: updateBody,
@@ -128,14 +128,14 @@ export const scriptRoutes: RouteModule = (app, ctx) => {
           });
       }
       const { app_id: _, ...input } = body;
-      return scripts.update(s.id, input, savedBy(req.principal));
+      return scripts.update(s.id, input, savedBy(principal(req)));
     },
   );
 
   api.delete(
     `${base}/:id`,
     {
-      config: { auth: { scope: "script:write", scriptParam: "id" } },
+      config: { auth: platformAuth.spec({ scope: "script:write", scriptParam: "id" }) },
       schema: { params: idParams, response: { 204: NoBody, ...errors(401, 403, 404, 409) } },
     },
     async (req, reply) => {

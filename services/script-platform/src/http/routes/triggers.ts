@@ -12,7 +12,7 @@ import {
   type TriggerDeps,
 } from "../../triggers/service.js";
 import type { RetryPolicy } from "../../triggers/settings.js";
-import { AppParams, appAdmin, targetApp } from "../route-auth.js";
+import { AppParams, appAdmin, principal, targetApp } from "../route-auth.js";
 import { page, Trigger } from "../schemas.js";
 
 /** `?cursor=&limit=` of the list endpoints (limit 1..200, default 50). */
@@ -63,7 +63,7 @@ export const triggerRoutes: RouteModuleWith<{ retry: RetryPolicy }> = (app, ctx,
         targetApp(req).id,
         req.params.kind,
         req.body ?? {},
-        principalToJson(req.principal),
+        principalToJson(principal(req)),
       );
       return reply.code(201).send(present(t));
     },
