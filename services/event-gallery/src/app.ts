@@ -109,9 +109,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       key: await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET),
       clock,
     });
-    const settings = await createSettingsStore(database, clock);
-    const bus = await createEventBus(logger, database);
-    const limiter = createLimiterFor(database, clock);
+    const settings = await createSettingsStore({ database, clock });
+    const bus = await createEventBus({ logger, database });
+    const limiter = createLimiterFor({ database, clock });
     const notifier = createHostNotifier({
       database,
       clock,
@@ -133,7 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       database,
       paths,
       settings,
-      auth: createAuth(database, tokens, clock),
+      auth: createAuth({ database, tokens, clock }),
       limiter,
       bus,
       disk: deps.disk ?? createDiskProbe(dataDir),

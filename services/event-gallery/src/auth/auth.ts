@@ -16,7 +16,12 @@ export function clientIpOf(req: RequestLike): string {
   return req.ip ?? req.socket.remoteAddress ?? "unknown";
 }
 
-export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, clock: Clock): Auth {
+export function createAuth(deps: {
+  database: Database<GalleryDB>;
+  tokens: SessionTokens;
+  clock: Clock;
+}): Auth {
+  const { database, tokens, clock } = deps;
   // Hot path: the live rows are read on every request (a ban, demotion or logout counts at once,
   // on every process), through the reader so the read never queues behind writes.
   const { db, reader } = database;

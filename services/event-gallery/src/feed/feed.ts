@@ -1,5 +1,5 @@
 import { toIso } from "@app/kit/clock";
-import type { Dialect, Kysely } from "@app/kit/db";
+import type { Database } from "@app/kit/db";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
@@ -81,7 +81,8 @@ export interface FeedCaches {
   deltaCursor: PerMillisecond;
 }
 
-export function createFeedCaches(reader: Kysely<GalleryDB>, dialect: Dialect): FeedCaches {
+export function createFeedCaches(database: Pick<Database<GalleryDB>, "reader" | "dialect">): FeedCaches {
+  const { reader } = database;
   return {
     pages: new StampedCache(false),
     deltas: new StampedCache(true),
@@ -93,7 +94,7 @@ export function createFeedCaches(reader: Kysely<GalleryDB>, dialect: Dialect): F
     }),
     // One reader per VIEWER_FIELDS entry, in its order.
     masks: new ViewerMasks([
-      likedReader(reader, dialect),
+      likedReader(database),
       (viewer, ids) => repo.favoritedAmong(reader, viewer, ids),
     ]),
     deltaCursor: new PerMillisecond(deltaCursorAt),

@@ -1,4 +1,4 @@
-import type { Dialect, Kysely } from "@app/kit/db";
+import type { Database } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
 import { groupRead } from "../limits/group-read.js";
 import { likedAmong, likedPairs } from "./repository.js";
@@ -13,7 +13,8 @@ export type LikedReader = (viewer: string, ids: readonly string[]) => Promise<Se
  * SQLite answers synchronously on this thread, so no batch forms there: each request runs the
  * single-viewer statement (cheaper than the two-list form).
  */
-export function likedReader(reader: Kysely<GalleryDB>, dialect: Dialect): LikedReader {
+export function likedReader(database: Pick<Database<GalleryDB>, "reader" | "dialect">): LikedReader {
+  const { reader, dialect } = database;
   if (!dialect.groupsReads) return async (viewer, ids) => likedAmong(reader, viewer, ids);
   const read = groupRead(async (batch: readonly { viewer: string; ids: readonly string[] }[]) => {
     const viewers = new Set(batch.map((w) => w.viewer));

@@ -196,7 +196,7 @@ describe("ticket store bounds", () => {
 
 describe("stream hub bound", () => {
   it("refuses a new stream with 503 + Retry-After at its cap and frees the slot when one closes", async () => {
-    const bus = await createEventBus(captureLogger().logger);
+    const bus = await createEventBus({ logger: captureLogger().logger });
     const hub = createStreamHub({
       logger: captureLogger().logger,
       bus,
