@@ -8,18 +8,21 @@
 // - trigger runs/s (publishDurable → triggered script ran) on SQLite and, with DATABASE_URL, on
 //   PostgreSQL (bench/platform-async's target);
 // - mixed: the hello route while another app's backlog of triggered runs drains;
-// - the first call of a newly saved script against its second call.
+// - the first call of a newly saved script against its second call;
+// - parked: 200 concurrent requests to a handler awaiting a 500 ms fetch, beside workerd (parked.ts).
 // The machine's load average is printed with every step: other work on the machine skews figures.
 // About two minutes. BENCH_N sets the trigger jobs per burst (default 600), BENCH_ROUNDS the bursts
 // per backend (default 5, odd: a true median); PLATFORM_BENCH_STEPS
-// (comma-separated: hello, isolation, mixed, first, triggers; default all) picks the steps;
+// (comma-separated: hello, isolation, mixed, first, triggers, parked; default all) picks the steps;
 // BENCH_BACKLOG the mixed step's backlog depth (default 5000 due runs).
 import { readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
 import { loadavg } from "node:os";
+import { pathToFileURL } from "node:url";
 import { median, startBench } from "../harness/index.js";
 import { withDatabase } from "../platform-async/measure.js";
 import type { Figures } from "../platform-async/targets.js";
+import { parkedStep } from "./parked.js";
 
 const DURATION_S = 10;
 const CONNECTIONS = 32;
@@ -29,7 +32,7 @@ const TRIGGER_ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const pgUrl = process.env.DATABASE_URL;
 const LOCAL_AB = process.env.BENCH_LOCAL_AB === "1";
 const steps = new Set(
-  (process.env.PLATFORM_BENCH_STEPS ?? "hello,isolation,mixed,first,triggers").split(","),
+  (process.env.PLATFORM_BENCH_STEPS ?? "hello,isolation,mixed,first,triggers,parked").split(","),
 );
 
 const bench = startBench(
@@ -164,6 +167,43 @@ if (process.env.PLATFORM_BENCH_STEPS === "triggers") {
   await triggerStep();
   await bench.finish();
   process.exit(0);
+}
+
+if (steps.has("parked")) {
+  step("start");
+  await parkedStep(bench, {
+    rounds: Number(process.env.BENCH_PARKED_ROUNDS ?? 5),
+    warmups: Number(process.env.BENCH_PARKED_WARMUPS ?? 4),
+    platforms: [
+      // PARKED_BASE_DIR: a checkout of another tree (e.g. a base commit's), measured in the same
+      // rounds: the A/B of a change.
+      ...(process.env.PARKED_BASE_DIR
+        ? [
+            {
+              name: "platform (base)",
+              module: pathToFileURL(`${process.env.PARKED_BASE_DIR}/bench/platform/target.ts`),
+            },
+          ]
+        : []),
+      { name: "platform", module: new URL("./target.ts", import.meta.url) },
+      // PARKED_AB_ENV: JSON of settings for one more side of this tree (an A/B of a knob).
+      ...(process.env.PARKED_AB_ENV
+        ? [
+            {
+              name: `platform (${process.env.PARKED_AB_ENV})`,
+              module: new URL("./target.ts", import.meta.url),
+              env: JSON.parse(process.env.PARKED_AB_ENV) as Record<string, string>,
+            },
+          ]
+        : []),
+    ],
+    workerdModule: new URL("./workerd.ts", import.meta.url),
+  });
+  step("the parked runs");
+  if (process.env.PLATFORM_BENCH_STEPS === "parked") {
+    await bench.finish();
+    process.exit(0);
+  }
 }
 
 const platform = await bench.server("platform", new URL("./target.ts", import.meta.url), "startPlatform", {

@@ -16,7 +16,9 @@ import { profileCommands } from "./profiling.js";
 
 const HELLO = `export default function (ctx) { return { hello: "world" }; }`;
 
-export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = {}): Promise<ServerTarget> {
+export async function startPlatform(
+  args: { backend?: "sqlite" | "postgres"; env?: Record<string, string> } = {},
+): Promise<ServerTarget> {
   // This is the target's own process: the backend choice affects nothing else.
   if (args.backend) process.env.TEST_BACKEND = args.backend;
   const env = await createTestEnv("bench_platform");
@@ -32,6 +34,8 @@ export async function startPlatform(args: { backend?: "sqlite" | "postgres" } = 
         process.env[k] ? [[k, process.env[k] as string]] : [],
       ),
     ),
+    // A step's own settings (e.g. the parked step lets scripts fetch loopback).
+    ...args.env,
   });
   const built = await buildApp(config, {
     logger: createLogger({ name: "bench", level: "error" }),

@@ -29,25 +29,35 @@ function freePort(): Promise<number> {
   });
 }
 
-export async function startWorkerd(args: { body: string; contentType: string }): Promise<ServerTarget> {
+/**
+ * workerd serving the hello worker (`body`, `contentType`), or `worker`, an ES module of its own;
+ * `network` lets the worker's fetch reach this machine's loopback (workerd's default outbound
+ * allows public addresses only).
+ */
+export async function startWorkerd(
+  args: { body: string; contentType: string } | { worker: string; network?: boolean },
+): Promise<ServerTarget> {
   const dir = mkdtempSync(join(tmpdir(), "bench-workerd-"));
   // The worker builds its response per request, as a script handler does.
   writeFileSync(
     join(dir, "worker.js"),
-    `const body = ${JSON.stringify(args.body)};
+    "worker" in args
+      ? args.worker
+      : `const body = ${JSON.stringify(args.body)};
 export default { async fetch() { return new Response(body, { headers: { "content-type": ${JSON.stringify(args.contentType)} } }); } };
 `,
   );
+  const network = "worker" in args && args.network;
   writeFileSync(
     join(dir, "config.capnp"),
     `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [ (name = "main", worker = .hello) ],
+  services = [ (name = "main", worker = .hello)${network ? `, (name = "loopback", network = (allow = ["public", "private", "local"]))` : ""} ],
   sockets = [ ( name = "http", address = "127.0.0.1:0", http = (), service = "main" ) ]
 );
 const hello :Workerd.Worker = (
   modules = [ (name = "worker", esModule = embed "worker.js") ],
-  compatibilityDate = "2024-09-23",
+  compatibilityDate = "2024-09-23",${network ? `\n  globalOutbound = "loopback",` : ""}
 );
 `,
   );

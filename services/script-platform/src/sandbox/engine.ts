@@ -100,7 +100,7 @@ export interface RunRequest {
 export const RUN_ENDED = Object.freeze(new Error("The run ended."));
 
 /** Warm contexts one engine (worker) keeps, least recently used first out. */
-export const WARM_CONTEXTS_PER_WORKER = 64;
+export const WARM_CONTEXTS_PER_WORKER = 256;
 /**
  * A warm context is discarded after this many runs (bounds how long module-level state lives;
  * its memory is bounded by the runtime's limit anyway). Rebuilding one (prelude, web APIs,
@@ -127,6 +127,45 @@ interface RunState {
   /** Handles that belong to this run only (freed when it ends). */
   handles: QuickJSHandle[];
   halt?: (kind: FailureKind) => void;
+  /** Bytes the WASM memory grew by while this run executed, and how much it may (see guardGrowth). */
+  grown: number;
+  growthBudget: number;
+  /** The WASM memory's size no run may grow it past (the engine's `maxWasmBytes`). */
+  wasmCeiling: number;
+}
+
+/**
+ * The run whose JavaScript executes now in this thread's QuickJS module: runs interleave only at
+ * their awaits, so whoever (re)starts executing sets it, and memory growth is charged to it.
+ */
+let executing: RunState | null = null;
+const guarded = new WeakSet<object>();
+
+/**
+ * QuickJS's own memory limit counts a fixed overhead per allocation in this build (it cannot
+ * read an allocation's usable size), not its bytes: an ArrayBuffer's megabytes counted as a few
+ * bytes, and a Map's entries as a fraction of their size. What does grow with the bytes is the
+ * module's WebAssembly memory, grown by the allocator through the memory object's grow() (JS
+ * glue): that call, on this one memory object, is refused once the executing run grew it by more
+ * than its memory limit or past the engine's ceiling. The allocation then fails inside QuickJS
+ * and the run is stopped with size_limit at that allocation, before the worker's memory balloons.
+ */
+function guardGrowth(memory: { buffer: ArrayBuffer; grow(pages: number): number }): void {
+  if (guarded.has(memory)) return;
+  guarded.add(memory);
+  const grow = memory.grow.bind(memory);
+  memory.grow = (pages: number) => {
+    const st = executing;
+    if (st && !st.done) {
+      const bytes = pages * 65_536;
+      if (st.grown + bytes > st.growthBudget || memory.buffer.byteLength + bytes > st.wasmCeiling) {
+        st.halt?.("size_limit");
+        throw new RangeError("The run's memory limit was reached.");
+      }
+      st.grown += bytes;
+    }
+    return grow(pages);
+  };
 }
 
 /** A runtime + context with the prelude and the entry module evaluated. */
@@ -185,6 +224,17 @@ class GuestThrew extends Error {
   }
 }
 
+/** A stack frame in the engine's own sources (newContext's prelude and web APIs, guestError's inspector). */
+const INTERNAL_FRAME = /^\s*at .*\((?:sdk-prelude|web-apis|inspect)\.js:\d+(?::\d+)?\)\s*$/;
+
+/** A stack as the script's author should see it: the engine's own frames (prelude, web APIs) left out. */
+export function hideInternalFrames(stack: string): string {
+  return stack
+    .split("\n")
+    .filter((line) => !INTERNAL_FRAME.test(line))
+    .join("\n");
+}
+
 /** The first stack frame in `file` (else the first frame): QuickJS writes `at f (file:line:col)`. */
 export function errorPosition(
   stack: string | null,
@@ -226,6 +276,8 @@ export class Engine {
       logger: EngineLog;
       /** Extra prelude (in-sandbox web APIs, see web-apis.ts): `(function (host) {...})` source. */
       webApis?: string;
+      /** No run grows the module's WebAssembly memory past this many bytes (default: no ceiling). */
+      maxWasmBytes?: number;
     },
   ) {}
 
@@ -279,7 +331,12 @@ export class Engine {
       pendingHost: 0,
       host: req.host,
       handles: [],
+      grown: 0,
+      growthBudget: memoryBytes(limits),
+      wasmCeiling: this.deps.maxWasmBytes ?? Number.POSITIVE_INFINITY,
     };
+    guardGrowth(mod.getWasmMemory());
+    executing = st;
     const halt = (kind: FailureKind) => {
       st.stop ??= kind;
       st.abort?.abort(RUN_ENDED);
@@ -326,6 +383,7 @@ export class Engine {
           st,
           this.unwrap(w, st, w.vm.evalCode(req.source, req.name, { type: "module" })),
         );
+        executing = st;
         w.handles.push(...st.handles.splice(st.handles.indexOf(w.ns)));
       }
       const { vm } = w;
@@ -347,6 +405,7 @@ export class Engine {
         st,
         this.unwrap(w, st, vm.callFunction(w.runFn, vm.undefined, w.ns as QuickJSHandle, ...ctxArgs)),
       );
+      executing = st;
       if (st.stop) throw new Stop();
       // The result crosses the boundary like any SDK value: the guest encoded it; check it here.
       const jsonH = keep(vm.getProp(resultArr, 0));
@@ -396,6 +455,7 @@ export class Engine {
       return finish({ ok: false, kind: "internal_error", message: "The script engine failed." });
     } finally {
       st.done = true;
+      if (executing === st) executing = null;
       timer.cancel();
       req.signal?.removeEventListener("abort", onAbort);
       st.abort?.abort(RUN_ENDED);
@@ -510,6 +570,7 @@ export class Engine {
         throw new GuestThrew("The handler's promise never settled.", false, false);
       st.onPark?.(true);
       await st.waker.wait();
+      executing = st;
       st.onPark?.(false);
     }
   }
@@ -686,6 +747,8 @@ export class Engine {
           failure = err;
         }
       }
+      // The reply's guest values are this run's memory, whichever run executed last.
+      executing = st;
       try {
         if (st.done) return;
         if (!failure) {
@@ -764,7 +827,8 @@ export class Engine {
       }
       name = readString(vm, errH, "name") ?? "Error";
       message = readString(vm, errH, "message") ?? "";
-      stack = readString(vm, errH, "stack") ?? null;
+      const raw = readString(vm, errH, "stack");
+      stack = raw === undefined ? null : hideInternalFrames(raw);
     } else {
       const d = vm.dump(errH);
       message = typeof d === "string" ? d : (JSON.stringify(d) ?? String(d));

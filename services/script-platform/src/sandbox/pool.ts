@@ -15,6 +15,7 @@ import type { RunLimits } from "./limits.js";
 import { Lru } from "./lru.js";
 import { compileQuickJS } from "./quickjs.js";
 import { CELL_CANCELLED, CELL_WAITING, cellValue, moveCell } from "./run-cells.js";
+import { SignalWatch } from "./signal-watch.js";
 import type { FromWorker, ToWorker, WireError, WorkerData, WorkerRun } from "./worker.js";
 
 /**
@@ -634,41 +635,26 @@ export class EnginePool {
     return true;
   }
 
-  /**
-   * Handed-on runs are withdrawn when their signal aborts. One listener per signal, not per run:
-   * every run of a dispatcher shares its shutdown signal, and a listener each would pile up.
-   */
-  private readonly heldBySignal = new Map<AbortSignal, { runs: Set<Pending>; listener: () => void }>();
+  /** Handed-on runs are withdrawn when their signal aborts. */
+  private readonly heldWatch = new SignalWatch<Pending>((runs) => {
+    for (const x of runs)
+      if (this.withdraw(x))
+        x.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
+    this.pump();
+  });
 
   private watch(p: Pending): void {
-    const signal = p.req.signal;
-    if (!signal) return;
-    let w = this.heldBySignal.get(signal);
-    if (!w) {
-      const runs = new Set<Pending>();
-      const listener = () => {
-        this.heldBySignal.delete(signal);
-        for (const x of [...runs])
-          if (this.withdraw(x))
-            x.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
-        this.pump();
-      };
-      w = { runs, listener };
-      this.heldBySignal.set(signal, w);
-      signal.addEventListener("abort", listener, { once: true });
-    }
-    w.runs.add(p);
+    this.heldWatch.add(p.req.signal, p);
   }
 
   private unwatch(p: Pending): void {
-    const signal = p.req.signal;
-    const w = signal ? this.heldBySignal.get(signal) : undefined;
-    if (!signal || !w) return;
-    w.runs.delete(p);
-    if (w.runs.size > 0) return;
-    this.heldBySignal.delete(signal);
-    signal.removeEventListener("abort", w.listener);
+    this.heldWatch.delete(p.req.signal, p);
   }
+
+  /** Started runs (executing or parked) end as internal_error when their signal aborts. */
+  private readonly activeWatch = new SignalWatch<Active>((runs) => {
+    for (const a of runs) a.onAbort();
+  });
 
   /** A worker that will start nothing more: its handed-on runs go back to the queue's front. */
   private requeueHeld(slot: Slot): void {
@@ -813,7 +799,7 @@ export class EnginePool {
       this.kill(slot, active, "internal_error");
       return false;
     }
-    req.signal?.addEventListener("abort", active.onAbort, { once: true });
+    this.activeWatch.add(req.signal, active);
     return true;
   }
 
@@ -836,7 +822,7 @@ export class EnginePool {
     a.watchdog.cancel();
     // A ready-made reason: abort() without one builds a DOMException (and its stack) every run.
     a.abort?.abort(RUN_ENDED);
-    a.req.signal?.removeEventListener("abort", a.onAbort);
+    this.activeWatch.delete(a.req.signal, a);
     if (!a.parked) this.uncount(a);
     a.resolve(outcome);
   }
@@ -852,7 +838,7 @@ export class EnginePool {
     a.ended = true;
     slot.active = null;
     a.watchdog.cancel();
-    a.req.signal?.removeEventListener("abort", a.onAbort);
+    this.activeWatch.delete(a.req.signal, a);
     this.uncount(a);
     p.placed = false;
     this.queue.unshift(p);

@@ -260,24 +260,42 @@ export const WEB_APIS_PRELUDE = String.raw`(function (host) {
   }
   define("Headers", Headers);
 
-  /** A body as stored by Request/Response: bytes, or null; plus a default content type. */
+  /**
+   * A body as stored by Request/Response: its text or its bytes, or neither (null); plus a default
+   * content type. A string stays a string until bytes are asked for: text(), json() and fetch's
+   * request body read it as is, with no encoding and decoding loop in the interpreter (a fetched
+   * JSON document cost operations in proportion to its length twice). Lone surrogates become
+   * U+FFFD at once (natively), as the UTF-8 round trip on the web makes them.
+   */
   function extractBody(body) {
-    if (body === undefined || body === null) return { bytes: null, type: null };
-    if (typeof body === "string") return { bytes: utf8Encode(body), type: "text/plain;charset=UTF-8" };
-    if (body instanceof URLSearchParams) return { bytes: utf8Encode(body.toString()), type: "application/x-www-form-urlencoded;charset=UTF-8" };
-    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return { bytes: toBytes(body).slice(), type: null };
-    return { bytes: utf8Encode(String(body)), type: "text/plain;charset=UTF-8" };
+    if (body === undefined || body === null) return { text: null, bytes: null, type: null };
+    if (typeof body === "string") return stringBody(body, "text/plain;charset=UTF-8");
+    if (body instanceof URLSearchParams) return stringBody(body.toString(), "application/x-www-form-urlencoded;charset=UTF-8");
+    if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) return { text: null, bytes: toBytes(body).slice(), type: null };
+    return stringBody(String(body), "text/plain;charset=UTF-8");
+  }
+  // Taken now: a script replacing the prototype's method later changes nothing here.
+  const toWellFormed = String.prototype.toWellFormed;
+  function stringBody(s, type) {
+    return { text: toWellFormed.call(s), bytes: null, type };
+  }
+  function bodyBytes(o) {
+    if (o._bytes === null && o._text !== null) o._bytes = utf8Encode(o._text);
+    return o._bytes === null ? new Uint8Array(0) : o._bytes;
+  }
+  function bodyText(o) {
+    return o._text !== null ? o._text : o._bytes === null ? "" : utf8Decode(o._bytes);
   }
   const bodyMixin = {
     get bodyUsed() { return this._used; },
     _take() {
       if (this._used) return Promise.reject(new TypeError("Body has already been consumed"));
       this._used = true;
-      return Promise.resolve(this._bytes === null ? new Uint8Array(0) : this._bytes);
+      return Promise.resolve(this);
     },
-    arrayBuffer() { return this._take().then((b) => b.slice().buffer); },
-    bytes() { return this._take().then((b) => b.slice()); },
-    text() { return this._take().then(utf8Decode); },
+    arrayBuffer() { return this._take().then((o) => bodyBytes(o).slice().buffer); },
+    bytes() { return this._take().then((o) => bodyBytes(o).slice()); },
+    text() { return this._take().then(bodyText); },
     json() { return this.text().then((t) => JSON.parse(t)); },
   };
   function withBody(cls) {
@@ -295,9 +313,10 @@ export const WEB_APIS_PRELUDE = String.raw`(function (host) {
       if (!METHODS.includes(m)) throw new TypeError("Unsupported method: " + m.slice(0, 20));
       this.method = m;
       this.headers = new Headers(init.headers !== undefined ? init.headers : from ? from.headers : undefined);
-      const b = init.body !== undefined ? extractBody(init.body) : { bytes: from ? from._bytes : null, type: null };
-      if (b.bytes !== null && (m === "GET" || m === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
+      const b = init.body !== undefined ? extractBody(init.body) : { text: from ? from._text : null, bytes: from ? from._bytes : null, type: null };
+      if ((b.bytes !== null || b.text !== null) && (m === "GET" || m === "HEAD")) throw new TypeError("Request with GET/HEAD method cannot have body");
       if (b.type && !this.headers.has("content-type")) this.headers.set("content-type", b.type);
+      this._text = b.text;
       this._bytes = b.bytes;
       this._used = false;
       this.redirect = init.redirect || "follow";
@@ -318,6 +337,7 @@ export const WEB_APIS_PRELUDE = String.raw`(function (host) {
       this.headers = new Headers(init.headers);
       const b = extractBody(body);
       if (b.type && !this.headers.has("content-type")) this.headers.set("content-type", b.type);
+      this._text = b.text;
       this._bytes = b.bytes;
       this._used = false;
       this.url = "";
@@ -325,7 +345,7 @@ export const WEB_APIS_PRELUDE = String.raw`(function (host) {
       this.type = "default";
     }
     get ok() { return this.status >= 200 && this.status < 300; }
-    clone() { const r = new Response(this._bytes, this); r.url = this.url; return r; }
+    clone() { const r = new Response(null, this); r._text = this._text; r._bytes = this._bytes; r.url = this.url; return r; }
     static json(data, init) {
       const r = new Response(JSON.stringify(data), init);
       r.headers.set("content-type", "application/json");
@@ -346,7 +366,7 @@ export const WEB_APIS_PRELUDE = String.raw`(function (host) {
     // Non-standard but handy: the SDK's own caps, e.g. fetch(url, {timeout_ms: 2000}).
     if (o.timeout_ms !== undefined) opts.timeout_ms = o.timeout_ms;
     if (o.max_bytes !== undefined) opts.max_bytes = o.max_bytes;
-    const body = req._bytes === null ? null : utf8Decode(req._bytes);
+    const body = req._text !== null ? req._text : req._bytes === null ? null : utf8Decode(req._bytes);
     return host.call("http.request", [req.method, req.url, body, opts]).then((r) => {
       const res = new Response(r.status >= 200 && r.status <= 599 && r.status !== 204 && r.status !== 304 && req.method !== "HEAD" ? r.body_raw : null, { status: r.status >= 200 ? r.status : 200, headers: r.headers });
       if (r.status < 200) res.status = r.status;

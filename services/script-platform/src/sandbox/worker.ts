@@ -144,6 +144,9 @@ const engine = new Engine({
     },
   },
   webApis: WEB_APIS_PRELUDE,
+  // Past the recycle bound the worker is replaced once its runs end; runs still executing or
+  // parked may grow it this far before an allocation fails (size_limit).
+  maxWasmBytes: 2 * recycleWasmBytes,
 });
 
 const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();

@@ -117,6 +117,12 @@ function encodeBody(body: unknown): { data: string | Buffer | null; type: string
   return { data: JSON.stringify(body), type: "application/json" };
 }
 
+/**
+ * Connections to one origin open at once, over all runs of this process: parked runs interleave,
+ * so many runs of one app wait on one upstream together (beyond it a request waits for a socket).
+ */
+export const HTTP_CONNECTIONS_PER_ORIGIN = 256;
+
 export function createOutboundHttp(opts: OutboundHttpOptions) {
   const resolver = opts.resolver ?? systemResolver;
   const lookup = (
@@ -138,7 +144,7 @@ export function createOutboundHttp(opts: OutboundHttpOptions) {
   };
   const agent = new Agent({
     connect: { lookup: lookup as never, timeout: HTTP_DEFAULT_TIMEOUT_MS },
-    connections: 64,
+    connections: HTTP_CONNECTIONS_PER_ORIGIN,
   });
 
   const categorize = (err: unknown, timedOut: boolean): HttpRequestError => {
@@ -194,79 +200,95 @@ export function createOutboundHttp(opts: OutboundHttpOptions) {
       let url = checkUrl(rawUrl, opts.allowPrivate);
       let m = method;
       let payload = encodeBody(body);
-      const timeout = AbortSignal.timeout(timeoutMs);
-      const both = AbortSignal.any([signal, timeout]);
-      for (let hop = 0; ; hop++) {
-        const h = { ...headers };
-        if (payload.data !== null && payload.type && !h["content-type"]) h["content-type"] = payload.type;
-        let res: Awaited<ReturnType<typeof request>>;
-        try {
-          res = await request(url, {
-            method: m as "GET",
-            headers: h,
-            body: payload.data,
-            dispatcher: agent,
-            signal: both,
-            headersTimeout: timeoutMs,
-            bodyTimeout: timeoutMs,
-          });
-        } catch (err) {
-          throw categorize(err, timeout.aborted);
-        }
-        const location = res.headers.location;
-        if ([301, 302, 303, 307, 308].includes(res.statusCode) && typeof location === "string") {
-          res.body.resume();
-          if (hop >= HTTP_MAX_REDIRECTS) throw new HttpRequestError("too_many_redirects");
-          let next: string;
+      // One controller and timer per request, cleared when it ends: AbortSignal.timeout and
+      // AbortSignal.any keep a timer and weak links per call alive until the timeout, which
+      // many parked runs' requests at once turned into garbage-collector work.
+      const ac = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        ac.abort(new HttpRequestError("timeout"));
+      }, timeoutMs);
+      const onRunEnd = () => ac.abort(signal.reason);
+      if (signal.aborted) onRunEnd();
+      else signal.addEventListener("abort", onRunEnd, { once: true });
+      const both = ac.signal;
+      try {
+        for (let hop = 0; ; hop++) {
+          const h = { ...headers };
+          if (payload.data !== null && payload.type && !h["content-type"]) h["content-type"] = payload.type;
+          let res: Awaited<ReturnType<typeof request>>;
           try {
-            next = new URL(location, url).toString();
-          } catch {
-            throw new HttpRequestError("invalid_url");
+            res = await request(url, {
+              method: m as "GET",
+              headers: h,
+              body: payload.data,
+              dispatcher: agent,
+              signal: both,
+              headersTimeout: timeoutMs,
+              bodyTimeout: timeoutMs,
+            });
+          } catch (err) {
+            throw categorize(err, timedOut);
           }
-          url = checkUrl(next, opts.allowPrivate);
-          if (
-            res.statusCode === 303 ||
-            ((res.statusCode === 301 || res.statusCode === 302) && m === "POST")
-          ) {
-            m = m === "HEAD" ? "HEAD" : "GET";
-            payload = { data: null, type: null };
-          }
-          continue;
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        try {
-          for await (const chunk of res.body) {
-            size += (chunk as Buffer).length;
-            if (size > maxBytes) {
-              res.body.destroy();
-              throw new HttpRequestError("response_too_large");
+          const location = res.headers.location;
+          if ([301, 302, 303, 307, 308].includes(res.statusCode) && typeof location === "string") {
+            res.body.resume();
+            if (hop >= HTTP_MAX_REDIRECTS) throw new HttpRequestError("too_many_redirects");
+            let next: string;
+            try {
+              next = new URL(location, url).toString();
+            } catch {
+              throw new HttpRequestError("invalid_url");
             }
-            chunks.push(chunk as Buffer);
+            url = checkUrl(next, opts.allowPrivate);
+            if (
+              res.statusCode === 303 ||
+              ((res.statusCode === 301 || res.statusCode === 302) && m === "POST")
+            ) {
+              m = m === "HEAD" ? "HEAD" : "GET";
+              payload = { data: null, type: null };
+            }
+            continue;
           }
-        } catch (err) {
-          throw categorize(err, timeout.aborted);
-        }
-        const raw = Buffer.concat(chunks).toString("utf8");
-        const outHeaders: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) {
-          if (v === undefined) continue;
-          outHeaders[k] = Array.isArray(v) ? v.join(", ") : String(v);
-        }
-        let parsed: unknown = raw;
-        if (/\bjson\b/i.test(outHeaders["content-type"] ?? "") && raw.length > 0) {
+          const chunks: Buffer[] = [];
+          let size = 0;
           try {
-            parsed = JSON.parse(raw);
-          } catch {
-            parsed = raw;
+            for await (const chunk of res.body) {
+              size += (chunk as Buffer).length;
+              if (size > maxBytes) {
+                res.body.destroy();
+                throw new HttpRequestError("response_too_large");
+              }
+              chunks.push(chunk as Buffer);
+            }
+          } catch (err) {
+            throw categorize(err, timedOut);
           }
+          const raw = Buffer.concat(chunks).toString("utf8");
+          const outHeaders: Record<string, string> = {};
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (v === undefined) continue;
+            outHeaders[k] = Array.isArray(v) ? v.join(", ") : String(v);
+          }
+          let parsed: unknown = raw;
+          if (/\bjson\b/i.test(outHeaders["content-type"] ?? "") && raw.length > 0) {
+            try {
+              parsed = JSON.parse(raw);
+            } catch {
+              parsed = raw;
+            }
+          }
+          return {
+            status: res.statusCode,
+            headers: outHeaders,
+            body: method === "HEAD" ? null : parsed,
+            body_raw: raw,
+          };
         }
-        return {
-          status: res.statusCode,
-          headers: outHeaders,
-          body: method === "HEAD" ? null : parsed,
-          body_raw: raw,
-        };
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onRunEnd);
       }
     },
     close: () => agent.close(),

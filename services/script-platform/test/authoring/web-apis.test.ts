@@ -27,6 +27,15 @@ const PURE = `export default async function () {
   out.response = { status: res.status, ok: res.ok, type: res.headers.get("content-type"), body: await res.json() };
   const req = new Request("https://example.com/p", { method: "post", body: "hi" });
   out.request = { method: req.method, text: await req.text(), type: req.headers.get("content-type") };
+  // A string body reads back as text and as its UTF-8 bytes; a lone surrogate as U+FFFD.
+  const r2 = new Response("é€");
+  const r3 = r2.clone();
+  out.bodies = {
+    bytes: Array.from(new Uint8Array(await r2.arrayBuffer())),
+    text: await r3.text(),
+    lone: await new Response("a\ud800b").text(),
+    used: r2.bodyUsed,
+  };
   out.uuid = crypto.randomUUID();
   out.random = crypto.getRandomValues(new Uint8Array(8)).length;
   const src = { d: new Date(0), m: new Map([[1, { a: [1, 2] }]]), s: new Set([1]) };
@@ -119,6 +128,7 @@ describe("in-sandbox web APIs", () => {
     expect(b.headers).toEqual([["x-one", "1, 2"]]);
     expect(b.response).toEqual({ status: 201, ok: true, type: "application/json", body: { ok: true } });
     expect(b.request).toEqual({ method: "POST", text: "hi", type: "text/plain;charset=UTF-8" });
+    expect(b.bodies).toEqual({ bytes: [...Buffer.from("é€")], text: "é€", lone: "a\ufffdb", used: true });
     expect(b.uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(b.random).toBe(8);
     expect(b.clone).toEqual({ same: false, cyclic: true, date: 0, map: [1, 2], set: true });
@@ -157,6 +167,26 @@ describe("in-sandbox web APIs", () => {
       post: { method: "POST", url: "/post", body: '{"a":1}' },
       seen: "yes",
     });
+
+    // A body travels as text both ways, not through an encoding loop in the interpreter: half a
+    // megabyte sent and read back within an operation budget a loop over its characters exceeds.
+    const id = (
+      await open.call("POST", "/api/v1/admin/scripts", {
+        app_id: (await open.call("GET", `/api/v1/admin/scripts/${await scriptOf(open)}`)).json().app_id,
+        name: "big-body",
+        source: "export default () => 1;",
+        sandbox: { max_operations: 200_000 },
+      })
+    ).json().id;
+    const big = await run(
+      open,
+      id,
+      `export default async () => {
+        const p = await fetch("http://127.0.0.1:${port}/post", { method: "POST", body: "x".repeat(500000) });
+        return (await p.json()).body.length;
+      }`,
+    );
+    expect([big.error, big.body]).toEqual([null, 500000]);
   });
 
   it("setTimeout waits on the host and clearTimeout cancels", async () => {

@@ -44,8 +44,7 @@ describe("script-platform /metrics", () => {
       host_kind: "any",
     });
     expect(route.statusCode).toBe(201);
-    const before =
-      sampleValue((await scrape()).samples, "platform_executions", { outcome: "succeeded" }) ?? 0;
+    const before = sampleValue((await scrape()).samples, "platform_executions", { outcome: "ok" }) ?? 0;
     for (const tail of ["secret-tail-1", "secret-tail-2"]) {
       const res = await h.built.app.inject({
         method: "GET",
@@ -56,7 +55,14 @@ describe("script-platform /metrics", () => {
     }
     // A sync run answers before its execution row and outbox entry are settled (group commit).
     const gauge = async (name: string, labels = {}) => sampleValue((await scrape()).samples, name, labels);
-    await expect.poll(() => gauge("platform_executions", { outcome: "succeeded" })).toBe(before + 2);
+    await expect.poll(() => gauge("platform_executions", { outcome: "ok" })).toBe(before + 2);
+    // The executions filter's vocabulary, every value present.
+    expect(
+      (await scrape()).samples
+        .filter((x) => x.name === "platform_executions")
+        .map((x) => x.labels.outcome)
+        .sort(),
+    ).toEqual(["error", "limit", "ok", "timeout"]);
     await expect.poll(() => gauge("platform_outbox_depth")).toBe(0);
     const { text, samples } = await scrape();
     expect(sampleValue(samples, "http_requests_total", { method: "GET", route: "/*", status: "200" })).toBe(

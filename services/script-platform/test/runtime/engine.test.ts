@@ -1,8 +1,10 @@
 import { FakeClock, systemClock } from "@app/kit/clock";
 import { captureLogger } from "@app/kit/logger";
 import { describe, expect, it } from "vitest";
-import { Engine, type HostCall, type RunOutcome } from "../../src/sandbox/engine.js";
-import { resolveLimits, type SandboxKnobs } from "../../src/sandbox/limits.js";
+import { Engine, type HostCall, hideInternalFrames, type RunOutcome } from "../../src/sandbox/engine.js";
+import { memoryBytes, resolveLimits, type SandboxKnobs } from "../../src/sandbox/limits.js";
+import { quickJS } from "../../src/sandbox/quickjs.js";
+import { WEB_APIS_PRELUDE } from "../../src/sandbox/web-apis.js";
 
 const engine = new Engine({ clock: systemClock, logger: captureLogger().logger });
 const noHost: HostCall = async (op) => {
@@ -74,6 +76,44 @@ describe("engine", () => {
       const r = await run(src, { sandbox: small, timeout: 60 });
       expect([src, r.ok ? "ok" : r.kind]).toEqual([src, "size_limit"]);
     }
+  });
+
+  it("counts buffer bytes: held ArrayBuffers and typed arrays stop at the run's memory limit, the module grown by about that", async () => {
+    const mod = await quickJS();
+    const limits = resolveLimits({}, 30);
+    for (const src of [
+      `export default () => { const a = []; for (let i = 0; i < 1000; i++) a.push(new ArrayBuffer(1 << 20)); return a.length; }`,
+      `export default () => { const a = []; for (let i = 0; i < 1000; i++) a.push(new Int32Array(1 << 18)); return a.length; }`,
+    ]) {
+      const before = mod.getWasmMemory().buffer.byteLength;
+      const r = await run(src);
+      expect([src, r.ok ? "ok" : r.kind]).toEqual([src, "size_limit"]);
+      // The allocator asks for a fifth more than it needs at a time: one step of slack.
+      expect(mod.getWasmMemory().buffer.byteLength - before).toBeLessThanOrEqual(memoryBytes(limits) * 1.25);
+    }
+  });
+
+  it("shows authors their own stack frames, not the engine's prelude or web APIs", async () => {
+    const eng = new Engine({
+      clock: systemClock,
+      logger: captureLogger().logger,
+      webApis: WEB_APIS_PRELUDE,
+    });
+    for (const src of [
+      `export default async () => { return await fetch("not a url"); }`,
+      `export default async () => { [1].map(() => { throw new Error("inner"); }); }`,
+    ]) {
+      const r = await run(src, { eng });
+      expect(r.ok).toBe(false);
+      const stack = r.ok ? "" : (r.detail?.stack ?? "");
+      expect(stack).toMatch(/at default \(main:1:\d+\)/);
+      expect(stack).not.toMatch(/sdk-prelude|web-apis/);
+    }
+    expect(
+      hideInternalFrames(
+        "    at URL (web-apis.js:1:2)\n    at default (main:3:4)\n    at run (sdk-prelude.js:5:6)\n",
+      ),
+    ).toBe("    at default (main:3:4)\n");
   });
 
   it("lets a loop within the operation budget finish", async () => {

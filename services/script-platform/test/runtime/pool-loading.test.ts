@@ -67,6 +67,8 @@ describe("worker pool: a loading worker is waited for, not pipelined around", ()
       }),
     ]);
     // Both wait on their SDK calls, parked (a parked run leaves its worker to its app's next run).
+    // The worker's "parked" notice is its own message and may arrive after the SDK call itself.
+    await until(() => pool.parked === 2);
     expect(pool.parked).toBe(2);
     for (const release of blocked.splice(0)) release();
     expect(await Promise.all([first, second])).toMatchObject([
