@@ -177,7 +177,7 @@ describe("the venue slideshow in a browser", () => {
     await shot(laptop, "laptop-de");
   });
 
-  // 106 s in a full SQLite run at load 8 (2 cores, other helpers): 240 s left too little room.
+  // A long timeout: what this walk took in a full run on a loaded machine is in the README (Tests).
   it("8 hours on Chromium's fake clock with 10,000 uploads: DOM, queue and heap stay bounded", {
     timeout: 420_000,
   }, async () => {
