@@ -111,7 +111,8 @@ describe("the venue slideshow in a browser", () => {
     // Full screen through the Fullscreen API, and back.
     await page.click("[data-testid=fullscreen]");
     await page.waitForFunction("document.fullscreenElement?.classList.contains('slideshow')");
-    expect(await page.textContent("[data-testid=fullscreen]")).toBe("Exit full screen");
+    // The label follows the fullscreenchange event, rendered after the element has gone full screen.
+    await page.waitForSelector("[data-testid=fullscreen]:text-is('Exit full screen')");
     await page.click("[data-testid=fullscreen]");
     await page.waitForFunction("document.fullscreenElement === null");
 
