@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm start` and the image's `all`: the three services in one process tree on their own ports
-// (contracts/common.md), safe under a supervisor:
+// (the common contract), safe under a supervisor:
 // - SIGTERM/SIGINT/SIGHUP are passed on to every service, and this process exits only once all of
 //   them stopped: 0 when every one stopped cleanly, 1 otherwise;
 // - a service that exits on its own is reported and stops the others (exit non-zero), so the

@@ -2,11 +2,11 @@ import { createHash, randomBytes } from "node:crypto";
 import { createReadStream, type Dirent } from "node:fs";
 import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import SQLite from "better-sqlite3";
 import * as tar from "tar";
+import { PG_DUMP_NOTE, snapshotDatabase } from "./db/snapshot.js";
 
 /**
- * One-command backup and restore of a service's DATA_DIR (contracts/common.md "Running and
+ * One-command backup and restore of a service's DATA_DIR (the common contract, "Running and
  * operating"): `backup --to FILE` writes a `.tar` or `.tar.gz` while the service runs, `restore
  * --from FILE` fills an empty DATA_DIR.
  *
@@ -57,13 +57,11 @@ export class BackupError extends Error {
   }
 }
 
-const SQLITE_SIDE_FILES = ["-wal", "-shm", "-journal"];
 /** Files a writer has not renamed into place yet, and staging folders of other backups/restores. */
 const isTransient = (name: string) =>
   name.startsWith(".tmp-") || name.endsWith(".tmp") || name.startsWith(".backup-");
 
-export const PG_DUMP_NOTE =
-  'The PostgreSQL database is not in this archive: dump it alongside, e.g. pg_dump --format=custom --file=db.dump "$DATABASE_URL", and restore it with pg_restore --clean --if-exists --no-owner --dbname="$DATABASE_URL" db.dump.';
+export { PG_DUMP_NOTE };
 
 async function sha256(file: string): Promise<string> {
   const h = createHash("sha256");
@@ -136,29 +134,11 @@ export async function createBackup(
   const staging = join(dataDir, `.backup-${randomBytes(6).toString("hex")}`);
   await mkdir(staging);
   try {
-    const dbNames = new Set<string>();
-    const included: string[] = [];
-    if (spec.backend === "sqlite") {
-      for (const rel of spec.sqliteFiles) {
-        for (const suffix of ["", ...SQLITE_SIDE_FILES]) dbNames.add(`${rel}${suffix}`);
-        const src = join(dataDir, rel);
-        if (!(await stat(src).catch(() => null))) continue;
-        const dest = join(staging, rel);
-        await mkdir(dirname(dest), { recursive: true });
-        const db = new SQLite(src, { readonly: true, fileMustExist: true });
-        try {
-          db.pragma("busy_timeout = 5000");
-          // All pages in one step: one read snapshot, which concurrent writers never restart.
-          await db.backup(dest, { progress: () => 0x7fffffff });
-        } finally {
-          db.close();
-        }
-        included.push(rel);
-      }
-    }
+    const snapshot = await snapshotDatabase(spec, dataDir, staging);
+    const included = snapshot.database.included ? snapshot.database.files : [];
     const targetRel = relative(dataDir, target).split(sep).join("/");
     const files = await walk(dataDir, (rel, e) => {
-      if (isTransient(e.name) || dbNames.has(rel) || rel === targetRel) return true;
+      if (isTransient(e.name) || snapshot.liveFiles.has(rel) || rel === targetRel) return true;
       return false;
     });
     const manifestFiles: ManifestFile[] = [];
@@ -179,10 +159,7 @@ export async function createBackup(
       created_at: (opts.now?.() ?? new Date()).toISOString(),
       node: process.version,
       backend: spec.backend,
-      database:
-        spec.backend === "sqlite"
-          ? { included: true, files: included }
-          : { included: false, note: PG_DUMP_NOTE },
+      database: snapshot.database,
       files: manifestFiles,
     };
     await writeFile(join(staging, MANIFEST_NAME), `${JSON.stringify(manifest, null, 2)}\n`);

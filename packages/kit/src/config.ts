@@ -80,7 +80,7 @@ export function formatHelp(title: string, usage: string, spec: EnvSpec, extra = 
   return `${title}\n\nUsage: ${usage}\n\nEnvironment variables:\n${rows.join("\n")}\n${extra ? `\n${extra}\n` : ""}`;
 }
 
-/** Variables every service shares (contracts/common.md "Configuration"). */
+/** Variables every service shares (the common contract, "Configuration"). */
 export function commonEnv(service: string, defaultPort: number) {
   return {
     HOST: envVar(z.string().min(1).default("127.0.0.1"), "listen address"),

@@ -1,6 +1,6 @@
 /**
  * The one error type the HTTP layer maps to the common error body
- * `{ error: { code, message, ...extra } }` (contracts/common.md).
+ * `{ error: { code, message, ...extra } }` (the common contract).
  * Domain modules throw it; routes never build error bodies by hand.
  */
 export class AppError extends Error {

@@ -3,7 +3,7 @@ import { AppError } from "./errors.js";
 
 /**
  * The 422 `validation_failed` error for a zod failure, naming the first failing field.
- * Unknown keys of strict object schemas become `Unknown field: x.` (contracts/common.md).
+ * Unknown keys of strict object schemas become `Unknown field: x.` (the common contract).
  * A custom issue may carry `params.notFound` (a message): then the answer is 404 `not_found`,
  * for path ids that cannot exist (see `notFoundUnless`).
  */
@@ -38,7 +38,7 @@ function mostSpecific(issue: z.core.$ZodIssue | undefined): z.core.$ZodIssue | u
 
 /**
  * Parse input with a zod schema; failures become 422 `validation_failed` naming the field.
- * Strict object schemas turn unknown keys into the same error (contracts/common.md).
+ * Strict object schemas turn unknown keys into the same error (the common contract).
  * Routes declare their schemas instead (`@app/kit/http/typed-routes`); this is for input that
  * is not a request part (a config blob, a message).
  */

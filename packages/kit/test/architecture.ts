@@ -77,11 +77,11 @@ export function cycles(graph: Map<string, Set<string>>): string[][] {
 }
 
 /**
- * A service's repository modules: files under db/ (schema, migrations) and `*-repo.ts`,
- * `repository.ts`, `*-repository.ts` or `repo.ts` (several names for one role, still to become one).
+ * A service's repository modules: files under db/ (schema, migrations) and files named
+ * `repository.ts` or `<thing>-repository.ts` (the one suffix for that role).
  */
 export const isRepository = (rel: string) =>
-  rel.startsWith("db/") || /(^|\/)([^/]+-repo|([^/]+-)?repository|repo)\.ts$/.test(rel);
+  rel.startsWith("db/") || /(^|\/)([^/]+-)?repository\.ts$/.test(rel);
 
 const SQL_USES: { name: string; re: RegExp }[] = [
   {
@@ -129,13 +129,27 @@ export function sqlUses(text: string): Use[] {
   return out;
 }
 
-/** Lines of `text` that branch on the database backend (`x.backend === "postgres"` and the like). */
+const BACKEND_CHECKS: RegExp[] = [
+  // `x.backend === "postgres"`, `backend !== 'sqlite'`, and the comparison the other way round.
+  /\bbackend\s*[!=]==?\s*["'](?:postgres|sqlite)["']/,
+  /["'](?:postgres|sqlite)["']\s*[!=]==?\s*[\w$.?]*\bbackend\b/,
+  // `switch (database.backend)`, `isPostgres(db)`, `adapter instanceof PostgresAdapter`.
+  /\bswitch\s*\(\s*[\w$.?]*\bbackend\s*\)/,
+  /\bis(?:Postgres|Sqlite)\s*\(/,
+  /\binstanceof\s+(?:Postgres|Sqlite)(?:Adapter|Dialect)\b/,
+];
+
+/**
+ * Lines of `text` that branch on the database backend (`x.backend === "postgres"`, `isPostgres(db)`
+ * and the like). Services ask the kit's Dialect for the property they need instead
+ * (`sharedByProcesses`, `autocommitWrites`, `groupsReads`, ...).
+ */
 export function backendChecks(text: string): Use[] {
   const out: Use[] = [];
   withoutComments(text)
     .split("\n")
     .forEach((l, i) => {
-      if (/\.backend\s*[!=]==?\s*["'](?:postgres|sqlite)["']/.test(l))
+      if (BACKEND_CHECKS.some((re) => re.test(l)))
         out.push({ line: i + 1, text: l.trim(), what: "backend check" });
     });
   return out;

@@ -10,7 +10,7 @@ import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance } from "fastify";
 import { createAuth } from "./auth/auth.js";
 import { loadJwtSecret } from "./auth/secret.js";
-import { SessionTokens } from "./auth/sessions.js";
+import { createSessionTokens } from "./auth/sessions.js";
 import type { Config } from "./config.js";
 import type { BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
 import { migrations } from "./db/migrations/index.js";
@@ -19,8 +19,8 @@ import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
 import { createExportWorker } from "./export/worker.js";
-import { FavoritesService } from "./favorites/service.js";
-import { GuestbookService } from "./guestbook/service.js";
+import { createFavoritesService } from "./favorites/service.js";
+import { createGuestbookService } from "./guestbook/service.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerGalleryMetrics } from "./http/metrics.js";
 import { checkMultipartBoundaries } from "./http/multipart-boundary.js";
@@ -45,19 +45,19 @@ import { registerUploadRoutes } from "./http/routes/uploads.js";
 import { registerWebApp } from "./http/routes/web.js";
 import { ensureAdmin } from "./identity/admin.js";
 import { NameRules } from "./identity/names.js";
-import { IdentityService } from "./identity/service.js";
+import { createIdentityService } from "./identity/service.js";
 import { createLimiterFor } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
-import { ModerationService } from "./moderation/service.js";
+import { createModerationService } from "./moderation/service.js";
 import { type EndpointRule, publicHttpsOnly } from "./notify/endpoint.js";
-import { HostNotifier, vapidSubject } from "./notify/service.js";
+import { createHostNotifier, vapidSubject } from "./notify/service.js";
 import { loadVapidKeys } from "./notify/vapid.js";
-import { PremoderationService } from "./premoderation/service.js";
+import { createPremoderationService } from "./premoderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
-import { StreamHub } from "./realtime/hub.js";
-import { TicketStore } from "./realtime/tickets.js";
+import { createStreamHub } from "./realtime/hub.js";
+import { createStreamTickets } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
-import { SocialService } from "./social/service.js";
+import { createSocialService } from "./social/service.js";
 import { createUploadSweeper } from "./uploads/sweep.js";
 import { newOwnerId, renewOwner } from "./uploads/temp-owners.js";
 
@@ -105,11 +105,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   try {
     await database.migrate(migrations);
     await ensureEventRow(database.db, clock);
-    const tokens = new SessionTokens(await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET), clock);
-    const settings = await createSettingsStore(database, clock);
-    const bus = await createEventBus(logger, database);
-    const limiter = createLimiterFor(database, clock);
-    const notifier = new HostNotifier({
+    const tokens = createSessionTokens({
+      key: await loadJwtSecret(dataDir, config.GALLERY_JWT_SECRET),
+      clock,
+    });
+    const settings = await createSettingsStore({ database, clock });
+    const bus = await createEventBus({ logger, database });
+    const limiter = createLimiterFor({ database, clock });
+    const notifier = createHostNotifier({
       database,
       clock,
       logger,
@@ -130,7 +133,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       database,
       paths,
       settings,
-      auth: createAuth(database, tokens, clock),
+      auth: createAuth({ database, tokens, clock }),
       limiter,
       bus,
       disk: deps.disk ?? createDiskProbe(dataDir),
@@ -141,9 +144,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     await renewOwner(dataDir, ctx.tempOwner, clock.now());
 
     const admin = await ensureAdmin(ctx);
-    const identity = new IdentityService(ctx, new NameRules(config.GALLERY_ADMIN_NAME), tokens);
-    const hub = new StreamHub(ctx);
-    const tickets = new TicketStore(database.db, clock);
+    const identity = createIdentityService({
+      ...ctx,
+      names: new NameRules(config.GALLERY_ADMIN_NAME),
+      tokens,
+    });
+    const hub = createStreamHub(ctx);
+    const tickets = createStreamTickets({ db: database.db, clock });
 
     const exportWorker = createExportWorker(ctx);
 
@@ -166,19 +173,19 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       async (api) => {
         registerIdentityRoutes(api, ctx, identity);
         registerMeRoutes(api, ctx);
-        registerSocialRoutes(api, ctx, new SocialService(ctx));
-        const moderation = new ModerationService(ctx);
+        registerSocialRoutes(api, ctx, createSocialService(ctx));
+        const moderation = createModerationService(ctx);
         registerHostRoutes(api, ctx, moderation);
-        registerPremoderationRoutes(api, ctx, new PremoderationService(ctx, moderation));
+        registerPremoderationRoutes(api, ctx, createPremoderationService({ ...ctx, moderation }));
         registerBrandingRoutes(api, ctx);
-        registerGuestbookRoutes(api, ctx, new GuestbookService(ctx));
+        registerGuestbookRoutes(api, ctx, createGuestbookService(ctx));
         registerPushRoutes(api, notifier);
         registerAdminRoutes(api, ctx, settings);
         registerStreamRoutes(api, ctx, { tickets, hub, tokens });
         registerUploadRoutes(api, ctx);
         registerResumableRoutes(api, ctx);
         registerMediaRoutes(api, ctx);
-        const favorites = new FavoritesService(ctx);
+        const favorites = createFavoritesService(ctx);
         registerFavoritesRoutes(api, ctx, favorites);
         registerFeedRoutes(api, ctx, favorites);
         registerEventRoutes(api, ctx, exportWorker);

@@ -4,7 +4,7 @@ import { createHttpApp, matchSecret, registerHealth, safeEqual } from "@app/kit/
 import { fastifyTrustProxy } from "@app/kit/http/proxy";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { Alerts } from "./alerts/alerts.js";
+import { type Alerts, createAlerts } from "./alerts/alerts.js";
 import {
   type Config,
   checkConfig,
@@ -15,30 +15,36 @@ import {
 } from "./config.js";
 import type { Digest } from "./digest/digest.js";
 import { openDigest } from "./digest/open.js";
+import { registerWhatsNewTool } from "./digest/tool.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerFilesRoute } from "./http/files-route.js";
-import { defaultAllowedHosts, Guard } from "./http/guard.js";
+import { createGuard, defaultAllowedHosts } from "./http/guard.js";
 import { installBridgeAuth } from "./http/route-auth.js";
 import { registerSetupRoutes } from "./http/setup-routes.js";
 import { registerStatusPage } from "./http/status-page.js";
 import { registerTokenRoutes } from "./http/token-routes.js";
-import { KeepAlive } from "./keepalive/keepalive.js";
+import { createKeepAlive, type KeepAlive } from "./keepalive/keepalive.js";
 import { mcpHandler, setCredential } from "./mcp/route.js";
 import { mcpServerFactory } from "./mcp/server.js";
-import { SessionStore } from "./mcp/sessions.js";
+import { createSessionStore, type SessionStore } from "./mcp/sessions.js";
 import { SchoolTime } from "./mcp/time.js";
-import { TimetableService } from "./mcp/timetable-service.js";
+import { createTimetableService } from "./mcp/timetable-service.js";
 import type { ToolContext } from "./mcp/tools.js";
 import { registerBridgeMetrics } from "./metrics.js";
 import { registerOAuthRoutes } from "./oauth/routes.js";
-import { OAuthServer } from "./oauth/server.js";
-import { OAuthStateFile } from "./oauth/state.js";
+import { openOAuthServer } from "./oauth/server.js";
+import { createOAuthStateFile } from "./oauth/state.js";
 import { registerReadiness } from "./readiness/readiness.js";
 import { cleanPaste } from "./token/jwt.js";
-import { chooseStartupToken, isReadableToken, TokenManager } from "./token/manager.js";
-import { TokenStore } from "./token/store.js";
-import { type FetchFn, PortalClient } from "./upstream/portal.js";
-import { TimetableClient } from "./upstream/timetable.js";
+import {
+  chooseStartupToken,
+  createTokenManager,
+  isReadableToken,
+  type TokenManager,
+} from "./token/manager.js";
+import { createTokenStore } from "./token/store.js";
+import { createPortalClient, type FetchFn } from "./upstream/portal.js";
+import { createTimetableClient } from "./upstream/timetable.js";
 import { BRIDGE_VERSION } from "./version.js";
 
 export interface AppDeps {
@@ -86,7 +92,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       "listening on all interfaces: set MCP_ALLOWED_HOSTS to the public host name, or requests get 403",
     );
 
-  const store = new TokenStore(stateDirOf(config), logger);
+  const store = createTokenStore({ dir: stateDirOf(config), logger });
   const saved = await store.load();
   const envToken = config.PORTAL_JWT_COOKIE ? cleanPaste(config.PORTAL_JWT_COOKIE) : undefined;
   const initial = chooseStartupToken(envToken, saved?.token);
@@ -94,7 +100,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
 
   let keepalive: KeepAlive | null = null;
   let tokens: TokenManager | null = null;
-  const portal = new PortalClient({
+  const portal = createPortalClient({
     baseUrl: config.PORTAL_BASE_URL,
     timeoutMs: config.UPSTREAM_TIMEOUT_MS,
     maxBytes: config.UPSTREAM_MAX_BYTES,
@@ -103,9 +109,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
     onAuthFailure: (token, err) => keepalive?.reportRejected(token, err),
   });
-  tokens = new TokenManager(initial, { clock, portal: () => portal, store, logger });
+  tokens = createTokenManager({ initial, clock, portal: () => portal, store, logger });
   const tk = tokens;
-  keepalive = new KeepAlive({
+  keepalive = createKeepAlive({
     clock,
     logger,
     portal,
@@ -116,8 +122,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   tokens.onReplaced(() => ka.restart());
 
   const timetable = timetableConfigured(config)
-    ? new TimetableService(
-        new TimetableClient({
+    ? createTimetableService({
+        client: createTimetableClient({
           origin: timetableOrigin(config.TIMETABLE_SERVER as string),
           school: config.TIMETABLE_SCHOOL as string,
           user: config.TIMETABLE_USER as string,
@@ -129,13 +135,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
           ...(deps.fetch ? { fetch: deps.fetch } : {}),
         }),
         clock,
-        config.TIMETABLE_STUDENT,
-      )
+        presetStudent: config.TIMETABLE_STUDENT,
+      })
     : null;
 
   const time = new SchoolTime(config.SCHOOL_TIMEZONE);
   const alerts = config.ALERT_WEBHOOK_URL
-    ? new Alerts({
+    ? createAlerts({
         url: config.ALERT_WEBHOOK_URL,
         format: config.ALERT_WEBHOOK_FORMAT,
         clock,
@@ -155,9 +161,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     clock,
     logger,
   });
-  ctx.digest = digest;
-  const makeServer = mcpServerFactory(ctx);
-  const sessions = new SessionStore({
+  const makeServer = mcpServerFactory(ctx, [(server) => registerWhatsNewTool(server, ctx, digest)]);
+  const sessions = createSessionStore({
     clock,
     logger,
     maxSessions: config.MCP_MAX_SESSIONS,
@@ -169,18 +174,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
   const origin = publicOrigin(config);
   const oauth =
     config.MCP_OAUTH === "on" && origin
-      ? await OAuthServer.open({
+      ? await openOAuthServer({
           issuer: origin,
           maxClients: config.MCP_OAUTH_MAX_CLIENTS,
           clock,
           logger,
-          stateFile: new OAuthStateFile(stateDirOf(config), logger),
+          stateFile: createOAuthStateFile({ dir: stateDirOf(config), logger }),
           checkOwnerSecret: (v) => matchSecret([v], [config.MCP_AUTH_TOKEN]) === 0,
         })
       : null;
   const baseHosts =
     config.MCP_ALLOWED_HOSTS.length > 0 ? config.MCP_ALLOWED_HOSTS : defaultAllowedHosts(config.HOST);
-  const guard = new Guard({
+  const guard = createGuard({
     authToken: config.MCP_AUTH_TOKEN,
     connectorToken: config.MCP_CONNECTOR_TOKEN,
     // The public origin's host is where remote connectors (and the owner's browser) arrive.

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { FakeClock } from "@app/kit/clock";
 import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Alerts } from "../src/alerts/alerts.js";
+import { createAlerts } from "../src/alerts/alerts.js";
 import type { AlertFormat } from "../src/alerts/format.js";
 import { WebhookReceiver } from "./fakes/webhook.js";
 
@@ -49,7 +49,7 @@ const CHECKS: Record<AlertFormat, Check> = {
 };
 
 const alertsFor = (format: AlertFormat, url: string) =>
-  new Alerts({
+  createAlerts({
     url,
     format,
     clock: new FakeClock("2026-11-23T05:45:00.000Z"),

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FakePortal } from "../src/testing/fake-portal.js";
-import { assertAllowed, PortalClient, PortalError } from "../src/upstream/portal.js";
+import { assertAllowed, createPortalClient, type PortalClient, PortalError } from "../src/upstream/portal.js";
 import { USER as USER_FIXTURE } from "./helpers.js";
 
 describe("portal client", () => {
@@ -14,7 +14,7 @@ describe("portal client", () => {
   beforeAll(async () => {
     await portal.start();
     token = portal.login(USER_FIXTURE);
-    client = new PortalClient({ baseUrl: portal.url, timeoutMs: 5000, clock, currentToken: () => token });
+    client = createPortalClient({ baseUrl: portal.url, timeoutMs: 5000, clock, currentToken: () => token });
   });
   afterAll(async () => portal.stop());
 
@@ -75,7 +75,7 @@ describe("portal client", () => {
   });
 
   it("maps network failures and timeouts (on the injected clock)", async () => {
-    const dead = new PortalClient({
+    const dead = createPortalClient({
       baseUrl: "http://127.0.0.1:1",
       timeoutMs: 5000,
       clock,
@@ -85,7 +85,7 @@ describe("portal client", () => {
 
     const hanging: Server = createServer(() => {});
     await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", r));
-    const slow = new PortalClient({
+    const slow = createPortalClient({
       baseUrl: `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`,
       timeoutMs: 5000,
       clock,
@@ -115,7 +115,7 @@ describe("portal client", () => {
       });
     };
     for (const withLength of [true, false]) {
-      const c = new PortalClient({
+      const c = createPortalClient({
         baseUrl: "http://portal.invalid",
         timeoutMs: 5000,
         clock,
@@ -127,10 +127,15 @@ describe("portal client", () => {
   });
 
   it("without PORTAL_BASE_URL answers 'not configured'; without a token 'no token'", async () => {
-    const none = new PortalClient({ baseUrl: undefined, timeoutMs: 5000, clock, currentToken: () => token });
+    const none = createPortalClient({
+      baseUrl: undefined,
+      timeoutMs: 5000,
+      clock,
+      currentToken: () => token,
+    });
     expect(none.configured).toBe(false);
     await expect(none.getJson("/api/v3/me")).rejects.toMatchObject({ kind: "not_configured" });
-    const noToken = new PortalClient({
+    const noToken = createPortalClient({
       baseUrl: portal.url,
       timeoutMs: 5000,
       clock,

@@ -1,6 +1,6 @@
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TimetableClient, TimetableError } from "../src/upstream/timetable.js";
+import { createTimetableClient, type TimetableClient, TimetableError } from "../src/upstream/timetable.js";
 import { base32Decode, hotp, totp } from "../src/upstream/totp.js";
 import { FakeTimetable, TT_SCHOOL, TT_SECRET, TT_USER, timetableEnv } from "./fakes/timetable.js";
 import { type Harness, mcpClient, startHarness, textOf } from "./helpers.js";
@@ -33,7 +33,7 @@ describe("timetable client", () => {
   let client: TimetableClient;
   beforeAll(async () => {
     await fake.start();
-    client = new TimetableClient({
+    client = createTimetableClient({
       origin: fake.url,
       school: TT_SCHOOL,
       user: TT_USER,

@@ -4,11 +4,11 @@ import type { ProxiedRequest } from "@app/kit/http/proxy";
 import type { Logger } from "@app/kit/logger";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { Config } from "./config.js";
-import type { AppRow } from "./control/apps-repo.js";
+import type { AppRow } from "./control/apps-repository.js";
 import type { RouteTable } from "./control/route-table.js";
 import type { SandboxPolicy } from "./control/sandbox-policy.js";
 import type { Principal, Scope } from "./control/scopes.js";
-import type { ScriptRecord } from "./control/scripts-repo.js";
+import type { ScriptRecord } from "./control/scripts-repository.js";
 import type { SecretBox } from "./crypto/secret-box.js";
 import type { PlatformDB } from "./db/schema.js";
 

@@ -1,7 +1,7 @@
 import { type GaugeSpec, registerMetrics } from "@app/kit/http/metrics";
 import type { FastifyInstance } from "fastify";
 import type { PlatformContext } from "./context.js";
-import { executionsByStatus, outboxDepth, unresolvedDeadLetters } from "./metrics-repo.js";
+import { executionsByStatus, outboxDepth, unresolvedDeadLetters } from "./metrics-repository.js";
 import { PRODUCT_VERSION } from "./version.js";
 
 /** Live state of the sandbox worker pool, read at scrape time. */

@@ -738,9 +738,9 @@ function openPostgres<DB>(
     max: poolSize,
     connectionTimeoutMillis: timeoutMs,
     types,
-    // Named statements (preparedQuery) switch to a generic plan after five runs; for the feed's
-    // array-bound queries that plan was 3.5x slower. Plan per run, keep the saved parse, unless
-    // the caller's statements are known to do well on generic plans.
+    // Named statements (preparedQuery) switch to a generic plan after five runs; for the gallery
+    // feed's array-bound queries that plan was several times slower (kit README). Plan per run,
+    // keep the saved parse, unless the caller's statements are known to do well on generic plans.
     options: `-c plan_cache_mode=${planCacheMode === "auto" ? "auto" : "force_custom_plan"}`,
   });
   // No connection error may crash the process (an 'error' event without a listener throws): an

@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from "kysely";
+import type { Kysely, SelectQueryBuilder } from "kysely";
 
 // Any row shape: these helpers only add a locking clause.
 // biome-ignore lint/suspicious/noExplicitAny: the query builder's row types are irrelevant here
@@ -32,6 +32,43 @@ const TYPES: Record<Backend, Record<string, string>> = {
 
 export class Dialect {
   constructor(readonly backend: Backend) {}
+
+  /**
+   * Whether other processes may share the database and hear about changes: PostgreSQL, where the
+   * notifier (LISTEN/NOTIFY, also NOTIFY inside a transaction, delivered at COMMIT) reaches them.
+   * SQLite: one process owns the file, and its notifier stays inside that process.
+   */
+  get sharedByProcesses(): boolean {
+    return this.backend === "postgres";
+  }
+
+  /**
+   * Whether a write statement may run alone on the pool, outside any transaction, committed and
+   * durable once it answers (PostgreSQL autocommit). SQLite: every write goes through writeTx
+   * (BEGIN IMMEDIATE; writeTxCommitted tracks when it is on disk).
+   */
+  get autocommitWrites(): boolean {
+    return this.backend === "postgres";
+  }
+
+  /**
+   * Whether writes through `db` belong to a transaction that commits later. PostgreSQL: only
+   * inside a Kysely transaction (the pool autocommits each statement). SQLite: always; writeTx
+   * hands out a connection-bound Kysely, which is not a Kysely transaction.
+   */
+  // biome-ignore lint/suspicious/noExplicitAny: any schema; only the transaction flag is read
+  inTransaction(db: Kysely<any>): boolean {
+    return !this.autocommitWrites || db.isTransaction;
+  }
+
+  /**
+   * Whether concurrent reads gain from being grouped into one statement: PostgreSQL answers over
+   * the network while other requests arrive. SQLite answers synchronously on the calling thread,
+   * so a group never forms there and the single-row statement is cheaper.
+   */
+  get groupsReads(): boolean {
+    return this.backend === "postgres";
+  }
 
   /** Replace `{{timestamp}}`, `{{json}}`, `{{bytes}}`, `{{bigint}}`, `{{bool}}`, `{{autoid}}`. */
   renderSql(template: string): string {

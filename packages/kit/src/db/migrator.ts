@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { type Kysely, sql } from "kysely";
 
 /**
  * A numbered migration. `sql` is run as one script inside one transaction after `{{type}}`
@@ -43,6 +44,16 @@ export interface AppliedRow {
   version: number;
   name: string;
   checksum: string;
+}
+
+/** `SELECT 1`: rejects when the database does not answer. */
+export async function ping<DB>(db: Kysely<DB>): Promise<void> {
+  await sql`SELECT 1`.execute(db);
+}
+
+/** The migrations the database records as applied; rejects when it has no migration table yet. */
+export async function appliedMigrations<DB>(db: Kysely<DB>): Promise<AppliedRow[]> {
+  return (await sql<AppliedRow>`SELECT version, name, checksum FROM schema_migrations`.execute(db)).rows;
 }
 
 /** Compare what the database has applied with what the code ships; returns what is pending. */

@@ -5,7 +5,7 @@ export const OUTAGE_RETRY_AFTER_S = 5;
 
 /**
  * The database cannot be reached (server down, connection cut, SQLite I/O error): every route
- * answers 503 `database_unavailable` with Retry-After (contracts/common.md). `cause` keeps the
+ * answers 503 `database_unavailable` with Retry-After (the common contract). `cause` keeps the
  * driver's error for code that wants it; it never reaches a response.
  */
 export class DatabaseUnavailableError extends AppError {

@@ -70,3 +70,51 @@ export function preparedQuery<DB, P extends Record<string, unknown>, R>(
 /** True on PostgreSQL (for builders whose SQL differs by dialect, such as array parameters). */
 export const isPostgres = <DB>(db: Kysely<DB>): boolean =>
   db.getExecutor().adapter instanceof PostgresAdapter;
+
+/**
+ * A statement whose SQL depends only on how many rows it carries, compiled once per row count:
+ * Kysely builds it from a template, later calls only bind parameters (no query building or
+ * compiling per batch). `params(n)` is how many parameters `n` rows bind, checked once per count.
+ * `prepared` marks it for kit's PostgreSQL connection as a named prepared statement (parsed and
+ * planned once per connection).
+ */
+export function compiledPerRowCount<DB>(
+  build: (trx: Kysely<DB>, n: number) => { compile(): CompiledQuery },
+  params: (n: number) => number,
+  opts: { prepared?: boolean; maxCached?: number } = {},
+): (trx: Kysely<DB>, n: number) => CompiledQuery {
+  const cache = new Map<number, CompiledQuery>();
+  const maxCached = opts.maxCached ?? 64;
+  return (trx, n) => {
+    const cached = cache.get(n);
+    if (cached) return cached;
+    const built = build(trx, n).compile();
+    if (built.parameters.length !== params(n))
+      throw new Error(
+        `compiled statement: ${built.parameters.length} parameters for ${n} rows, expected ${params(n)}`,
+      );
+    const compiled = opts.prepared ? { ...built, sql: PREPARED_MARK + built.sql } : built;
+    if (n <= maxCached) cache.set(n, compiled);
+    return compiled;
+  };
+}
+
+/**
+ * A multi-row statement compiled once per row count (see compiledPerRowCount). `build(trx, n)`
+ * must produce a statement whose parameters are exactly `n` rows of `columns` values in that
+ * order (a template row with every column set, e.g. `values(Array(n).fill(t))`).
+ */
+export function multiRowStatement<R, DB>(
+  columns: readonly (keyof R & string)[],
+  build: (trx: Kysely<DB>, n: number) => { compile(): CompiledQuery },
+  maxCached = 64,
+) {
+  const compiled = compiledPerRowCount(build, (n) => n * columns.length, { maxCached });
+  return async (trx: Kysely<DB>, rows: readonly R[]): Promise<void> => {
+    if (rows.length === 0) return;
+    const statement = compiled(trx, rows.length);
+    const parameters: unknown[] = [];
+    for (const r of rows) for (const c of columns) parameters.push(r[c]);
+    await trx.executeQuery({ ...statement, parameters });
+  };
+}

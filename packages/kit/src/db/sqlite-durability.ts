@@ -248,7 +248,7 @@ parentPort.on("message", (m) => {
  * But under a steady load a write lands during nearly every checkpoint, the WAL is never fully
  * checkpointed when the next write starts, and SQLite keeps appending instead of starting the
  * WAL over: the file grows without bound, and an fdatasync of a growing file also commits its
- * size (2-5x slower here than rewriting in place). So once the WAL holds `restartFrames`, the
+ * size (several times slower than rewriting in place: kit README). So once the WAL holds `restartFrames`, the
  * next checkpoint runs while this process's writes wait (asynchronously: the event loop keeps
  * serving); it only copies what came since the last one, and the next writer starts the WAL over.
  * TRUNCATE when stopped.

@@ -132,7 +132,7 @@ const PROBE_ROUTES = new Set(["/healthz", "/readyz", "/metrics"]);
 export const UNMATCHED_ROUTE = "(unmatched)";
 
 /**
- * The one log line of a request (contracts/common.md): method, route pattern (never the raw path:
+ * The one log line of a request (the common contract): method, route pattern (never the raw path:
  * paths can carry secrets and tokens), status, duration. Written when the response finished;
  * hijacked replies (SSE, MCP streams) get it when their stream closes.
  */
@@ -275,7 +275,7 @@ export function createHttpApp(opts: HttpAppOptions): FastifyInstance {
   return app;
 }
 
-/** `GET /healthz` → 200 `ok` text/plain, no auth (contracts/common.md). */
+/** `GET /healthz` → 200 `ok` text/plain, no auth (the common contract). */
 export function registerHealth(app: FastifyInstance): void {
   app.get("/healthz", async (_req, reply) => reply.type("text/plain; charset=utf-8").send("ok"));
 }

@@ -27,7 +27,7 @@ export interface MetricsOptions {
   /** The database whose pool waits and availability are exported (optional: the bridge has none). */
   database?: { readonly poolStats: Readonly<PoolStats>; readonly outage?: { readonly down: boolean } };
   /**
-   * `<name>_build_info{version, node}` = 1 (contracts/common.md: `gallery`, `platform`, `bridge`),
+   * `<name>_build_info{version, node}` = 1 (the common contract: `gallery`, `platform`, `bridge`),
    * so a dashboard can show and alert on what runs where.
    */
   build?: { name: string; version: string };

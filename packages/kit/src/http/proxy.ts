@@ -4,7 +4,7 @@ import { z } from "zod";
 import { envVar } from "../config.js";
 
 /**
- * Running behind a reverse proxy (contracts/common.md "Running and operating"). `TRUST_PROXY`
+ * Running behind a reverse proxy (the common contract, "Running and operating"). `TRUST_PROXY`
  * says which peers' X-Forwarded-For/-Proto/-Host are believed: unset or `false` (none: the socket
  * is the client, the Host header the host), a hop count, or a comma list of addresses/CIDRs (and
  * proxy-addr's names `loopback`, `linklocal`, `uniquelocal`). Fastify's own `trustProxy` applies

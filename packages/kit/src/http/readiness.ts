@@ -1,6 +1,13 @@
 import type { FastifyInstance } from "fastify";
-import { type Kysely, sql } from "kysely";
-import { type AppliedRow, type Migration, MigrationError, plan } from "../db/migrator.js";
+import type { Kysely } from "kysely";
+import {
+  type AppliedRow,
+  appliedMigrations,
+  type Migration,
+  MigrationError,
+  ping,
+  plan,
+} from "../db/migrator.js";
 import { unavailable } from "../errors.js";
 
 export type NotReadyReason =
@@ -35,13 +42,13 @@ export async function checkReadiness<DB>(opts: ReadinessOptions<DB>): Promise<No
   // Reads still work then, but every write fails until a restart: only a restart helps.
   if (opts.database.durability?.failed) return "database_not_durable";
   try {
-    await sql`SELECT 1`.execute(db);
+    await ping(db);
   } catch {
     return "database_unavailable";
   }
   let applied: AppliedRow[];
   try {
-    applied = (await sql<AppliedRow>`SELECT version, name, checksum FROM schema_migrations`.execute(db)).rows;
+    applied = await appliedMigrations(db);
   } catch {
     // The database answers but has no migration table yet.
     return "migrations_pending";

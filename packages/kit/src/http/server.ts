@@ -9,7 +9,7 @@ export interface RunningServer {
 
 /**
  * Listen, print `listening on http://…`, and stop cleanly on SIGTERM/SIGINT within `graceMs`
- * (contracts/common.md: within 10 s). A second signal or the deadline forces the exit.
+ * (the common contract: within 10 s). A second signal or the deadline forces the exit.
  */
 export async function startServer(
   app: FastifyInstance,

@@ -36,7 +36,7 @@ export type ZodApp = FastifyInstance<
 /** `app` with the zod type provider (a type-level view; the compilers are set by createHttpApp). */
 export const typed = (app: FastifyInstance): ZodApp => app.withTypeProvider<ZodTypeProvider>();
 
-/** The common error body (contracts/common.md); extra fields sit beside code and message. */
+/** The common error body (the common contract); extra fields sit beside code and message. */
 export const ErrorBody = z
   .object({
     error: z.looseObject({

@@ -13,7 +13,7 @@ interface Service<S extends EnvSpec> {
   ): Promise<{ app: FastifyInstance; close(): Promise<void> }>;
   /** A path under the service's API prefix that no route serves. */
   unknownPath: string;
-  /** `<metricsName>_build_info{version}` on /metrics (contracts/common.md), with this version. */
+  /** `<metricsName>_build_info{version}` on /metrics (the common contract), with this version. */
   build?: { metricsName: string; version: string };
 }
 

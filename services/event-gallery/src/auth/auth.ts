@@ -16,7 +16,12 @@ export function clientIpOf(req: RequestLike): string {
   return req.ip ?? req.socket.remoteAddress ?? "unknown";
 }
 
-export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens, clock: Clock): Auth {
+export function createAuth(deps: {
+  database: Database<GalleryDB>;
+  tokens: SessionTokens;
+  clock: Clock;
+}): Auth {
+  const { database, tokens, clock } = deps;
   // Hot path: the live rows are read on every request (a ban, demotion or logout counts at once,
   // on every process), through the reader so the read never queues behind writes.
   const { db, reader } = database;
@@ -35,14 +40,13 @@ export function createAuth(database: Database<GalleryDB>, tokens: SessionTokens,
     }
     return iso;
   };
-  const live: SessionSource =
-    database.backend === "postgres"
-      ? groupRead(async (ids: readonly string[]) => {
-          const rows = await liveSessions(reader, [...new Set(ids)], nowIso());
-          const byId = new Map(rows.map((r) => [r.session_id, r]));
-          return ids.map((id) => byId.get(id));
-        })
-      : (sessionId) => liveSession(reader, sessionId, nowIso());
+  const live: SessionSource = database.dialect.groupsReads
+    ? groupRead(async (ids: readonly string[]) => {
+        const rows = await liveSessions(reader, [...new Set(ids)], nowIso());
+        const byId = new Map(rows.map((r) => [r.session_id, r]));
+        return ids.map((id) => byId.get(id));
+      })
+    : (sessionId) => liveSession(reader, sessionId, nowIso());
 
   const fromSessionToken = async (token: string) => {
     // Signature checked once per token string (cached); the session row is read every time.

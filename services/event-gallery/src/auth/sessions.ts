@@ -43,27 +43,31 @@ interface Verified {
 /** Reads a session's live row (with its user's) now; undefined when unknown, revoked or expired. */
 export type SessionSource = (sessionId: string) => Promise<SessionUserRow | undefined>;
 
-export class SessionTokens {
-  private readonly verified = new Map<string, Verified>();
-  /** One media credential per session, reused while more than half of its life remains. */
-  private readonly mediaBySession = new Map<string, { token: string; expMs: number }>();
+/** The signing key (GALLERY_JWT_SECRET or the generated one) and the clock tokens are dated by. */
+export interface SessionTokensDeps {
+  key: Uint8Array;
+  clock: Clock;
+}
 
-  constructor(
-    private readonly key: Uint8Array,
-    private readonly clock: Clock,
-  ) {}
+export type SessionTokens = ReturnType<typeof createSessionTokens>;
+
+export function createSessionTokens(deps: SessionTokensDeps) {
+  const { key, clock } = deps;
+  const verified = new Map<string, Verified>();
+  /** One media credential per session, reused while more than half of its life remains. */
+  const mediaBySession = new Map<string, { token: string; expMs: number }>();
 
   /** Issue a session: a signed JWT whose SHA-256 is stored as the session row. */
-  async create(db: Kysely<GalleryDB>, userId: string): Promise<string> {
+  async function create(db: Kysely<GalleryDB>, userId: string): Promise<string> {
     const sid = newId();
-    const now = this.clock.now();
+    const now = clock.now();
     const token = await new SignJWT({ sid, typ: "session" })
       .setProtectedHeader({ alg: "HS256" })
       .setSubject(userId)
       .setIssuedAt(Math.floor(now / 1000))
       // Informational: the row's expires_at, which slides, is what counts.
       .setExpirationTime(Math.floor((now + SESSION_IDLE_MS) / 1000))
-      .sign(this.key);
+      .sign(key);
     await insertSession(db, {
       id: sid,
       user_id: userId,
@@ -79,50 +83,46 @@ export class SessionTokens {
    * instead of a 250-character JWT, since it repeats in every media URL of a page). Cached per
    * session, so a page or a viewer gets one credential rather than one per URL or per request.
    */
-  async mediaToken(sessionId: string, _userId?: string): Promise<string> {
-    const now = this.clock.now();
-    const cached = this.mediaBySession.get(sessionId);
+  async function mediaToken(sessionId: string, _userId?: string): Promise<string> {
+    const now = clock.now();
+    const cached = mediaBySession.get(sessionId);
     if (cached && cached.expMs - now > MEDIA_TOKEN_MS / 2) return cached.token;
     const expSec = Math.floor((now + MEDIA_TOKEN_MS) / 1000);
     const body = `m1.${sessionId}.${expSec.toString(36)}`;
-    const token = `${body}.${this.mac(body)}`;
-    if (this.mediaBySession.size >= VERIFIED_CAP) this.mediaBySession.clear();
-    this.mediaBySession.set(sessionId, { token, expMs: expSec * 1000 });
+    const token = `${body}.${macOf(body)}`;
+    if (mediaBySession.size >= VERIFIED_CAP) mediaBySession.clear();
+    mediaBySession.set(sessionId, { token, expMs: expSec * 1000 });
     return token;
   }
 
-  private mac(body: string): string {
-    return createHmac("sha256", this.key)
-      .update(`media|${body}`)
-      .digest()
-      .subarray(0, 16)
-      .toString("base64url");
+  function macOf(body: string): string {
+    return createHmac("sha256", key).update(`media|${body}`).digest().subarray(0, 16).toString("base64url");
   }
 
   /** Signature and type check (cached per token string); a media token must also be unexpired. */
-  async claims(token: string, typ: "session" | "media"): Promise<Verified | null> {
-    let v = this.verified.get(token);
+  async function claims(token: string, typ: "session" | "media"): Promise<Verified | null> {
+    let v = verified.get(token);
     if (!v) {
-      const fresh = token.startsWith("m1.") ? this.verifyMedia(token) : await this.verifyJwt(token);
+      const fresh = token.startsWith("m1.") ? verifyMedia(token) : await verifyJwt(token);
       if (!fresh) return null;
-      if (this.verified.size >= VERIFIED_CAP) {
+      if (verified.size >= VERIFIED_CAP) {
         // Drop the oldest entry (Map keeps insertion order): a bounded cache, never a growing one.
-        const oldest = this.verified.keys().next().value;
-        if (oldest !== undefined) this.verified.delete(oldest);
+        const oldest = verified.keys().next().value;
+        if (oldest !== undefined) verified.delete(oldest);
       }
-      this.verified.set(token, fresh);
+      verified.set(token, fresh);
       v = fresh;
     }
     if (v.typ !== typ) return null;
-    if (v.typ === "media" && (v.expMs === null || v.expMs <= this.clock.now())) return null;
+    if (v.typ === "media" && (v.expMs === null || v.expMs <= clock.now())) return null;
     return v;
   }
 
-  private verifyMedia(token: string): Verified | null {
+  function verifyMedia(token: string): Verified | null {
     const parts = token.split(".");
     if (parts.length !== 4) return null;
     const [, sid, exp, mac] = parts as [string, string, string, string];
-    const want = Buffer.from(this.mac(`m1.${sid}.${exp}`));
+    const want = Buffer.from(macOf(`m1.${sid}.${exp}`));
     const got = Buffer.from(mac);
     if (want.length !== got.length || !timingSafeEqual(want, got)) return null;
     const expSec = Number.parseInt(exp, 36);
@@ -130,9 +130,9 @@ export class SessionTokens {
     return { typ: "media", sid, sub: null, expMs: expSec * 1000, tokenHash: "" };
   }
 
-  private async verifyJwt(token: string): Promise<Verified | null> {
+  async function verifyJwt(token: string): Promise<Verified | null> {
     try {
-      const { payload, protectedHeader } = await compactVerify(token, this.key, { algorithms: ["HS256"] });
+      const { payload, protectedHeader } = await compactVerify(token, key, { algorithms: ["HS256"] });
       if (protectedHeader.alg !== "HS256") return null;
       const c = JSON.parse(new TextDecoder().decode(payload)) as Record<string, unknown>;
       if (
@@ -153,28 +153,30 @@ export class SessionTokens {
    * The live session row plus its user's live row, or null when unknown, revoked or idle-expired.
    * Read from `source`: a database, or a reader of live rows (auth's group read).
    */
-  async lookup(
+  async function lookup(
     source: Kysely<GalleryDB> | SessionSource,
     where: { tokenHash: string; sessionId: string } | { sessionId: string },
   ) {
     const row =
       typeof source === "function"
         ? await source(where.sessionId)
-        : await liveSession(source, where.sessionId, this.clock.iso());
+        : await liveSession(source, where.sessionId, clock.iso());
     if (!row) return null;
     if ("tokenHash" in where && row.token_hash !== where.tokenHash) return null;
     return row;
   }
 
   /** Slide the idle expiry forward, at most once per SESSION_TOUCH_MS. */
-  async touch(db: Kysely<GalleryDB>, row: SessionUserRow): Promise<void> {
-    const now = this.clock.now();
+  async function touch(db: Kysely<GalleryDB>, row: SessionUserRow): Promise<void> {
+    const now = clock.now();
     if (now - Date.parse(row.last_seen_at) < SESSION_TOUCH_MS) return;
     await slideSession(db, row.session_id, toIso(now), toIso(now + SESSION_IDLE_MS));
   }
 
-  async revoke(db: Kysely<GalleryDB>, sessionId: string): Promise<void> {
-    this.mediaBySession.delete(sessionId);
-    await revokeSession(db, sessionId, this.clock.iso());
+  async function revoke(db: Kysely<GalleryDB>, sessionId: string): Promise<void> {
+    mediaBySession.delete(sessionId);
+    await revokeSession(db, sessionId, clock.iso());
   }
+
+  return { create, mediaToken, claims, lookup, touch, revoke };
 }

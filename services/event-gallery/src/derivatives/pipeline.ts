@@ -47,10 +47,9 @@ export function defaultVideoTools(
 
 /**
  * Encoders: mozjpeg only for the 400 px thumbnail (cheap at that size, and the bytes every feed
- * tile loads); libjpeg-turbo with optimised Huffman tables for preview and display. Measured on a
- * 12 MP photo: mozjpeg took ~1.6 s for the 2048 px display and ~0.4 s for the preview, turbo
- * ~50 ms and ~15 ms, for files about 9% larger; that difference decided how long a burst of
- * uploads waits for its derivatives.
+ * tile loads); libjpeg-turbo with optimised Huffman tables for preview and display, many times
+ * faster there for slightly larger files (README, Derivatives): that difference decides how long
+ * a burst of uploads waits for its derivatives.
  */
 const JPEG = { quality: 82, mozjpeg: true } as const;
 const JPEG_FAST = { quality: 82, optimiseCoding: true } as const;

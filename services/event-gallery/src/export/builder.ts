@@ -18,7 +18,7 @@ import {
   type SnapshotUpload,
   setProgress,
   visibleUploads,
-} from "./repo.js";
+} from "./repository.js";
 import { VIEWER_LANG_ENTRY, viewerLangScript } from "./viewer-lang.js";
 
 /**

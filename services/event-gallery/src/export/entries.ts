@@ -1,5 +1,5 @@
 import { extname } from "node:path";
-import type { SnapshotUpload } from "./repo.js";
+import type { SnapshotUpload } from "./repository.js";
 
 /** Archive entry naming: portable file names (Windows, macOS, Linux unzip tools). */
 

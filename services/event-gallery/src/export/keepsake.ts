@@ -15,7 +15,7 @@ import {
   rearmFailedJobs,
   recordDownload,
   sessionIsLive,
-} from "./repo.js";
+} from "./repository.js";
 import type { TicketStore } from "./tickets.js";
 
 /** Readiness is derived on every read: released, job at the event's epoch, job done. */

@@ -4,7 +4,7 @@ import type { AuthedUser, GalleryContext } from "../context.js";
 import { lockEventRow, setReleased, setUploadsLocked } from "../event/repository.js";
 import { type EventRow, type EventView, eventView, getEvent } from "../event/state.js";
 import { keepsakeEstimate } from "./builder.js";
-import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "./repo.js";
+import { armJobs, countArmedJobs, EXPORT_KINDS, visibleOriginalBytes } from "./repository.js";
 
 /**
  * The host's event transitions (seed "States and transitions / Event"), here in export/ because a

@@ -17,7 +17,7 @@ import {
   releaseRun,
   renewLease,
   staleKinds,
-} from "./repo.js";
+} from "./repository.js";
 
 /**
  * A claimed job belongs to this worker while its lease is fresh; it is renewed every third of

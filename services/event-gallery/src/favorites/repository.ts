@@ -1,6 +1,6 @@
 import type { Kysely } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
-import { visibleUpload } from "../feed/visibility.js";
+import { visibleUpload } from "../feed/visibility-repository.js";
 
 /** Every SQL statement of favourites and highlights (issue 27). */
 type Db = Kysely<GalleryDB>;

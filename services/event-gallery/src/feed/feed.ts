@@ -1,5 +1,5 @@
 import { toIso } from "@app/kit/clock";
-import type { Kysely } from "@app/kit/db";
+import type { Database } from "@app/kit/db";
 import { validationFailed } from "@app/kit/errors";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
@@ -81,7 +81,8 @@ export interface FeedCaches {
   deltaCursor: PerMillisecond;
 }
 
-export function createFeedCaches(reader: Kysely<GalleryDB>): FeedCaches {
+export function createFeedCaches(database: Pick<Database<GalleryDB>, "reader" | "dialect">): FeedCaches {
+  const { reader } = database;
   return {
     pages: new StampedCache(false),
     deltas: new StampedCache(true),
@@ -92,7 +93,10 @@ export function createFeedCaches(reader: Kysely<GalleryDB>): FeedCaches {
       return new Map(rows.map((r) => [r.id, [Number(r.like_count ?? 0), Number(r.comment_count ?? 0)]]));
     }),
     // One reader per VIEWER_FIELDS entry, in its order.
-    masks: new ViewerMasks([likedReader(reader), (viewer, ids) => repo.favoritedAmong(reader, viewer, ids)]),
+    masks: new ViewerMasks([
+      likedReader(database),
+      (viewer, ids) => repo.favoritedAmong(reader, viewer, ids),
+    ]),
     deltaCursor: new PerMillisecond(deltaCursorAt),
   };
 }

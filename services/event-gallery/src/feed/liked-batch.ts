@@ -1,4 +1,4 @@
-import { isPostgres, type Kysely } from "@app/kit/db";
+import type { Database } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
 import { groupRead } from "../limits/group-read.js";
 import { likedAmong, likedPairs } from "./repository.js";
@@ -11,10 +11,11 @@ export type LikedReader = (viewer: string, ids: readonly string[]) => Promise<Se
  * viewer and page id in the batch, then each request keeps only its own viewer's likes among its
  * own page's ids. A like committed before a request is always seen. One per app instance.
  * SQLite answers synchronously on this thread, so no batch forms there: each request runs the
- * single-viewer statement (half the cost of the two-list form).
+ * single-viewer statement (cheaper than the two-list form).
  */
-export function likedReader(reader: Kysely<GalleryDB>): LikedReader {
-  if (!isPostgres(reader)) return async (viewer, ids) => likedAmong(reader, viewer, ids);
+export function likedReader(database: Pick<Database<GalleryDB>, "reader" | "dialect">): LikedReader {
+  const { reader, dialect } = database;
+  if (!dialect.groupsReads) return async (viewer, ids) => likedAmong(reader, viewer, ids);
   const read = groupRead(async (batch: readonly { viewer: string; ids: readonly string[] }[]) => {
     const viewers = new Set(batch.map((w) => w.viewer));
     const ids = new Set(batch.flatMap((w) => w.ids));

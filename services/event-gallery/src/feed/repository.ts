@@ -7,7 +7,7 @@ import {
   sql,
 } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
-import { visibleUpload, visibleUploader } from "./visibility.js";
+import { visibleUpload, visibleUploader } from "./visibility-repository.js";
 
 /** Every SQL statement of the feed read model. Hot paths pass `database.reader`. */
 type Db = Kysely<GalleryDB>;

@@ -8,7 +8,10 @@ import { getEvent } from "../event/state.js";
  * guest's session stays restricted wherever it asks, the slideshow page included: a flag a client
  * could send would open everything to any guest. The event row is read only while the setting is on.
  */
-export async function restrictedToOwn(ctx: GalleryContext, user: Pick<AuthedUser, "role">): Promise<boolean> {
+export async function restrictedToOwn(
+  ctx: Pick<GalleryContext, "settings" | "database">,
+  user: Pick<AuthedUser, "role">,
+): Promise<boolean> {
   if (user.role !== "guest") return false;
   if (!(await ctx.settings.get("upload_only"))) return false;
   return (await getEvent(ctx.database.reader)).export_released_at === null;

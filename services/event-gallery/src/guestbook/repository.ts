@@ -1,6 +1,6 @@
 import { type Dialect, type Kysely, type SqlBool, sql } from "@app/kit/db";
 import type { GalleryDB } from "../db/schema.js";
-import { visibleUploader } from "../feed/visibility.js";
+import { visibleUploader } from "../feed/visibility-repository.js";
 
 /** Every SQL statement of the guestbook (issue 27). */
 type Db = Kysely<GalleryDB>;

@@ -64,24 +64,23 @@ export type EntryInput =
       }) => AsyncIterable<FormPart>;
     };
 
-export class GuestbookService {
-  private readonly tools: VoiceTools;
+/** What the guestbook needs of the gallery context; `tools` replaces ffmpeg in tests. */
+export type GuestbookDeps = Pick<
+  GalleryContext,
+  "config" | "clock" | "database" | "auth" | "bus" | "limiter" | "settings" | "paths" | "tempOwner"
+> & { tools?: VoiceTools };
 
-  constructor(
-    private readonly ctx: GalleryContext,
-    tools?: VoiceTools,
-  ) {
-    this.tools = tools ?? voiceTools(ctx.clock, ctx.config);
-  }
+export type GuestbookService = ReturnType<typeof createGuestbookService>;
 
-  private reader(user: AuthedUser): repo.Reader {
+export function createGuestbookService(deps: GuestbookDeps) {
+  const tools = deps.tools ?? voiceTools(deps.clock, deps.config);
+
+  function reader(user: AuthedUser): repo.Reader {
     return { id: user.id, isHost: user.role !== "guest" };
   }
 
-  private async view(user: AuthedUser, rows: repo.EntryRow[]): Promise<GuestbookEntry[]> {
-    const token = rows.some((r) => r.voice_path)
-      ? encodeURIComponent(await this.ctx.auth.mediaToken(user))
-      : "";
+  async function view(user: AuthedUser, rows: repo.EntryRow[]): Promise<GuestbookEntry[]> {
+    const token = rows.some((r) => r.voice_path) ? encodeURIComponent(await deps.auth.mediaToken(user)) : "";
     return rows.map((r) => ({
       id: r.id,
       author: { id: r.user_id, display_name: r.display_name },
@@ -94,24 +93,24 @@ export class GuestbookService {
   }
 
   /** GET /guestbook: newest first; pending entries only to their author and hosts. */
-  async list(
+  async function list(
     user: AuthedUser,
     query: { limit?: string | undefined; cursor?: string | undefined },
   ): Promise<{ items: GuestbookEntry[]; next_cursor: string | null }> {
     const limit = clampLimit(query.limit, PAGE_DEFAULT);
     const before = query.cursor ? decodePageKey(query.cursor) : null;
-    const rows = await repo.entriesPage(this.ctx.database.reader, this.reader(user), before, limit + 1);
+    const rows = await repo.entriesPage(deps.database.reader, reader(user), before, limit + 1);
     const shown = rows.slice(0, limit);
     const last = shown.at(-1);
     return {
-      items: await this.view(user, shown),
+      items: await view(user, shown),
       next_cursor: rows.length > limit && last ? encodePageKey(last) : null,
     };
   }
 
   /** POST /guestbook: text (JSON) or text + voice (multipart). */
-  async create(user: AuthedUser, input: EntryInput): Promise<GuestbookEntry> {
-    const { ctx } = this;
+  async function create(user: AuthedUser, input: EntryInput): Promise<GuestbookEntry> {
+    const ctx = deps;
     const settings = await ctx.settings.all();
     if (!settings.guestbook_enabled)
       throw forbidden("The guestbook is switched off for this event.", "guestbook_disabled");
@@ -131,7 +130,7 @@ export class GuestbookService {
       if (extra !== undefined) throw validationFailed(extra, `Unknown field: ${extra}.`);
       text = validateEntryText((body as { text?: unknown }).text, false);
     } else {
-      ({ text, voice } = await this.readForm(id, input.parts));
+      ({ text, voice } = await readForm(id, input.parts));
     }
 
     const approval = await pendingApprovalFor(ctx, user);
@@ -160,14 +159,14 @@ export class GuestbookService {
       { id, user_id: user.id, approval },
       { hostsOnly: approval === "pending" },
     );
-    const row = await repo.visibleEntry(ctx.database.db, this.reader(user), id);
+    const row = await repo.visibleEntry(ctx.database.db, reader(user), id);
     if (!row) throw new Error("guestbook entry vanished right after commit");
-    const [entry] = await this.view(user, [row]);
+    const [entry] = await view(user, [row]);
     return entry as GuestbookEntry;
   }
 
   /** The form: `text?` before `file` (one audio file). The file is stored before anything commits. */
-  private async readForm(id: string, parts: Extract<EntryInput, { kind: "multipart" }>["parts"]) {
+  async function readForm(id: string, parts: Extract<EntryInput, { kind: "multipart" }>["parts"]) {
     let rawText: string | undefined;
     const iter = parts({ fileSize: VOICE_MAX_BYTES, fieldSize: GUESTBOOK_TEXT_MAX * 4, fields: 4, files: 2 })[
       Symbol.asyncIterator
@@ -202,7 +201,7 @@ export class GuestbookService {
       const text = validateEntryText(rawText, true);
       let voice: StoredVoice;
       try {
-        voice = await storeVoice(this.ctx.paths.mediaDir, part, id, this.tools, this.ctx.tempOwner);
+        voice = await storeVoice(deps.paths.mediaDir, part, id, tools, deps.tempOwner);
       } catch (err) {
         if (err instanceof AppError) throw err;
         throw invalidMultipart(400, "The multipart body could not be read: cut off or malformed.");
@@ -223,18 +222,18 @@ export class GuestbookService {
   }
 
   /** DELETE /guestbook/{id}: the author's own (the ban check already ran, before ownership). */
-  async deleteOwn(user: AuthedUser, id: string): Promise<void> {
-    await this.ctx.limiter.hit(`social:${user.id}`, SOCIAL_WRITES_PER_MIN, 60_000);
-    await this.remove(user, id, "owner");
+  async function deleteOwn(user: AuthedUser, id: string): Promise<void> {
+    await deps.limiter.hit(`social:${user.id}`, SOCIAL_WRITES_PER_MIN, 60_000);
+    await remove(user, id, "owner");
   }
 
   /** DELETE /host/guestbook/{id}: a host takedown, audited. */
-  takedown(actor: AuthedUser, id: string): Promise<void> {
-    return this.remove(actor, id, "host");
+  function takedown(actor: AuthedUser, id: string): Promise<void> {
+    return remove(actor, id, "host");
   }
 
-  private async remove(actor: AuthedUser, id: string, by: "owner" | "host"): Promise<void> {
-    const { database, clock } = this.ctx;
+  async function remove(actor: AuthedUser, id: string, by: "owner" | "host"): Promise<void> {
+    const { database, clock } = deps;
     const voicePath = await database.writeTx(async (trx) => {
       const row = await repo.lockLiveEntry(trx, database.dialect, id);
       if (!row) throw entryNotFound();
@@ -255,14 +254,14 @@ export class GuestbookService {
         });
       return row.voice_path;
     });
-    this.ctx.bus.publish("guestbook-removed", { id });
+    deps.bus.publish("guestbook-removed", { id });
     // Whoever removed it wants the recording gone, not only hidden.
-    if (voicePath) await removeQuietly(resolveMediaPath(this.ctx.paths.mediaDir, voicePath)).catch(() => {});
+    if (voicePath) await removeQuietly(resolveMediaPath(deps.paths.mediaDir, voicePath)).catch(() => {});
   }
 
   /** POST /host/guestbook/{id}/approve: approving an approved entry changes nothing and answers it. */
-  async approve(actor: AuthedUser, id: string): Promise<GuestbookEntry> {
-    const { database, clock } = this.ctx;
+  async function approve(actor: AuthedUser, id: string): Promise<GuestbookEntry> {
+    const { database, clock } = deps;
     const changed = await database.writeTx(async (trx) => {
       const row = await repo.lockLiveEntry(trx, database.dialect, id);
       if (!row) throw entryNotFound();
@@ -280,17 +279,19 @@ export class GuestbookService {
       });
       return true;
     });
-    if (changed) this.ctx.bus.publish("guestbook-entry", { id, approval: "approved" });
-    const row = await repo.visibleEntry(database.db, this.reader(actor), id);
+    if (changed) deps.bus.publish("guestbook-entry", { id, approval: "approved" });
+    const row = await repo.visibleEntry(database.db, reader(actor), id);
     if (!row) throw entryNotFound();
-    const [entry] = await this.view(actor, [row]);
+    const [entry] = await view(actor, [row]);
     return entry as GuestbookEntry;
   }
 
   /** GET /guestbook/{id}/voice: the recording, to whoever may see the entry. */
-  async voiceFile(user: AuthedUser, id: string): Promise<{ path: string; mime: string }> {
-    const row = await repo.visibleEntry(this.ctx.database.reader, this.reader(user), id);
+  async function voiceFile(user: AuthedUser, id: string): Promise<{ path: string; mime: string }> {
+    const row = await repo.visibleEntry(deps.database.reader, reader(user), id);
     if (!row?.voice_path || !row.voice_mime) throw notFound("This voice message does not exist.");
-    return { path: resolveMediaPath(this.ctx.paths.mediaDir, row.voice_path), mime: row.voice_mime };
+    return { path: resolveMediaPath(deps.paths.mediaDir, row.voice_path), mime: row.voice_mime };
   }
+
+  return { list, create, deleteOwn, takedown, approve, voiceFile };
 }

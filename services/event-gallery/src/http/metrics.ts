@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { countByCompressionStatus } from "../admin/repository.js";
 import type { GalleryContext } from "../context.js";
 import type { ExportStatus } from "../db/schema.js";
-import { listJobs } from "../export/repo.js";
+import { listJobs } from "../export/repository.js";
 import { GALLERY_VERSION } from "../version.js";
 
 const EXPORT_STATUSES: readonly ExportStatus[] = ["pending", "running", "done", "failed"];

@@ -1,5 +1,5 @@
 /**
- * The gallery API's shapes as zod schemas (contracts/event-gallery.md): the routes declare them,
+ * The gallery API's shapes as zod schemas (the event-gallery contract): the routes declare them,
  * the OpenAPI document is built from them, and the web app takes its types from them
  * (`import type` only, so nothing of this module reaches the web bundle).
  * Imports zod and nothing else: the web build must be able to read this file.
@@ -148,7 +148,7 @@ export const ExportStatus = z.object({
 });
 export const Ticket = z.object({ ticket: z.string(), expires_at: iso });
 
-/** The admin's runtime config (the allowlist of contracts/event-gallery.md). */
+/** The admin's runtime config (the allowlist of the event-gallery contract). */
 export const ConfigValues = z
   .object({
     event_name: z.string(),

@@ -1,5 +1,5 @@
 import type { Dialect, Kysely } from "@app/kit/db";
-import type { GalleryDB } from "../db/schema.js";
+import type { GalleryDB, Role } from "../db/schema.js";
 
 /** Every SQL statement of join, recover, PIN-reset requests and the admin account. */
 type Db = Kysely<GalleryDB>;
@@ -33,6 +33,11 @@ export async function pinResetPending(db: Db, id: string): Promise<boolean> {
     .where("id", "=", id)
     .executeTakeFirst();
   return Boolean(row?.pin_reset_requested_at);
+}
+
+/** The user's role, or undefined for an unknown id. */
+export async function userRole(db: Db, id: string): Promise<{ role: Role } | undefined> {
+  return db.selectFrom("users").select(["role"]).where("id", "=", id).executeTakeFirst();
 }
 
 /** A new account: a guest (PIN, optional join id) or the admin (password); counters take their defaults. */

@@ -27,24 +27,32 @@ export interface JoinResult {
   user: UserView;
 }
 
-/** Join, recover, admin login, logout and PIN-reset requests. */
-export class IdentityService {
-  constructor(
-    private readonly ctx: GalleryContext,
-    private readonly names: NameRules,
-    private readonly tokens: SessionTokens,
-  ) {}
+/** What join, recover and admin login need: parts of the gallery context, name rules and session tokens. */
+export type IdentityDeps = Pick<
+  GalleryContext,
+  "clock" | "database" | "limiter" | "settings" | "bus" | "notify"
+> & {
+  names: NameRules;
+  tokens: SessionTokens;
+};
 
-  async join(ip: string, input: { name: unknown; client_join_id?: string | undefined }): Promise<JoinResult> {
-    const { ctx } = this;
+export type IdentityService = ReturnType<typeof createIdentityService>;
+
+/** Join, recover, admin login, logout and PIN-reset requests. */
+export function createIdentityService(deps: IdentityDeps) {
+  async function join(
+    ip: string,
+    input: { name: unknown; client_join_id?: string | undefined },
+  ): Promise<JoinResult> {
+    const ctx = deps;
     await ctx.limiter.hit(`join-ip:${ip}`, await ctx.settings.get("join_ip_rate_per_min"), MINUTE);
-    await ctx.limiter.hit(`join-name:${ip}:${this.names.attemptKey(input.name)}`, JOIN_NAME_LIMIT, MINUTE);
-    const { name, key } = this.names.check(input.name);
+    await ctx.limiter.hit(`join-name:${ip}:${deps.names.attemptKey(input.name)}`, JOIN_NAME_LIMIT, MINUTE);
+    const { name, key } = deps.names.check(input.name);
     const pin = newPin();
     const pinHash = await hashSecret(pin);
     const joinId = input.client_join_id;
     if (joinId) {
-      const resumed = await this.resume(joinId, pinHash, pin);
+      const resumed = await resume(joinId, pinHash, pin);
       if (resumed) return resumed;
     }
     const now = ctx.clock.iso();
@@ -60,7 +68,7 @@ export class IdentityService {
           clientJoinId: joinId ?? null,
           now,
         });
-        return this.tokens.create(trx, id);
+        return deps.tokens.create(trx, id);
       });
       return {
         resumed: false,
@@ -72,7 +80,7 @@ export class IdentityService {
       if (!ctx.database.dialect.isUniqueViolation(err)) throw err;
       // A concurrent retry with the same client_join_id won the insert: resume it.
       if (joinId) {
-        const resumed = await this.resume(joinId, pinHash, pin);
+        const resumed = await resume(joinId, pinHash, pin);
         if (resumed) return resumed;
       }
       throw conflict("name_taken", "This name is already taken.", { field: "name" });
@@ -80,24 +88,24 @@ export class IdentityService {
   }
 
   /** A retried join: same account, fresh PIN (only its hash is kept), new session. */
-  private async resume(joinId: string, pinHash: string, pin: string): Promise<JoinResult | null> {
-    const { ctx } = this;
+  async function resume(joinId: string, pinHash: string, pin: string): Promise<JoinResult | null> {
+    const ctx = deps;
     return ctx.database.writeTx(async (trx) => {
       const user = await repo.findUserByJoinId(trx, joinId);
       if (!user) return null;
       await repo.setPinHash(trx, user.id, pinHash, ctx.clock.iso());
-      const token = await this.tokens.create(trx, user.id);
+      const token = await deps.tokens.create(trx, user.id);
       return { resumed: true, token, pin, user: userView(user) };
     });
   }
 
-  async recover(
+  async function recover(
     ip: string,
     input: { name: unknown; pin: string },
   ): Promise<{ token: string; user: UserView }> {
-    const { ctx } = this;
+    const ctx = deps;
     await ctx.limiter.hit(`recover-ip:${ip}`, await ctx.settings.get("recover_ip_rate_per_min"), MINUTE);
-    const checked = this.names.inspect(input.name);
+    const checked = deps.names.inspect(input.name);
     if ("problem" in checked && checked.problem === "invalid_name")
       throw new AppError(422, "invalid_name", checked.message, { field: "name" });
     const key = "key" in checked ? checked.key : null;
@@ -123,22 +131,22 @@ export class IdentityService {
     if (ok && user) {
       const token = await ctx.database.writeTx(async (trx) => {
         await repo.clearPinFailures(trx, user.id, toIso(now));
-        return this.tokens.create(trx, user.id);
+        return deps.tokens.create(trx, user.id);
       });
       return { token, user: userView(user) };
     }
     if (spent) throw spent;
     await ctx.limiter.hit(bucket, RECOVER_NAME_FAILURES, RECOVER_NAME_WINDOW_MS, "too_many_attempts");
     if (user) {
-      const lockedUntil = await this.recordFailure(user.id, now);
+      const lockedUntil = await recordFailure(user.id, now);
       if (lockedUntil) throw pinLocked(lockedUntil, now);
     }
     throw unauthorized("Name or PIN is not correct.", "invalid_credentials");
   }
 
   /** Count one wrong PIN on the account; returns the lock deadline when this failure locks it. */
-  private async recordFailure(userId: string, now: number): Promise<string | null> {
-    const { ctx } = this;
+  async function recordFailure(userId: string, now: number): Promise<string | null> {
+    const ctx = deps;
     const { database } = ctx;
     return database.writeTx(async (trx) => {
       const row = await repo.lockPinStreak(trx, database.dialect, userId);
@@ -152,14 +160,14 @@ export class IdentityService {
   }
 
   /** Always succeeds for the caller (no account signal); only the per-IP ceiling answers 429. */
-  async requestPinReset(ip: string, input: { name: unknown }): Promise<void> {
-    const { ctx } = this;
+  async function requestPinReset(ip: string, input: { name: unknown }): Promise<void> {
+    const ctx = deps;
     await ctx.limiter.hit(
       `recover-request-ip:${ip}`,
       await ctx.settings.get("recover_ip_rate_per_min"),
       MINUTE,
     );
-    const checked = this.names.inspect(input.name);
+    const checked = deps.names.inspect(input.name);
     if ("problem" in checked) return;
     const now = ctx.clock.iso();
     const user = await ctx.database.writeTx(async (trx) => {
@@ -178,8 +186,8 @@ export class IdentityService {
     }
   }
 
-  async adminLogin(ip: string, password: string): Promise<{ token: string; user: UserView }> {
-    const { ctx } = this;
+  async function adminLogin(ip: string, password: string): Promise<{ token: string; user: UserView }> {
+    const ctx = deps;
     await ctx.limiter.hit(`admin-login-ip:${ip}`, ADMIN_LOGIN_PER_IP, MINUTE);
     // Resolved by role, never by name: a guest holding the admin's name is irrelevant here.
     const admin = await repo.findAdmin(ctx.database.db);
@@ -187,13 +195,15 @@ export class IdentityService {
       ? await verifySecret(admin.password_hash, password)
       : await verifyDummy(password);
     if (!ok || !admin) throw unauthorized("The password is not correct.", "invalid_credentials");
-    const token = await ctx.database.writeTx((trx) => this.tokens.create(trx, admin.id));
+    const token = await ctx.database.writeTx((trx) => deps.tokens.create(trx, admin.id));
     return { token, user: userView(admin) };
   }
 
-  logout(sessionId: string): Promise<void> {
-    return this.tokens.revoke(this.ctx.database.db, sessionId);
+  function logout(sessionId: string): Promise<void> {
+    return deps.tokens.revoke(deps.database.db, sessionId);
   }
+
+  return { join, recover, requestPinReset, adminLogin, logout };
 }
 
 function pinLocked(lockedUntil: string, now: number): AppError {

@@ -142,6 +142,7 @@ export function createDbRateLimiter(database: Pick<Database<GalleryDB>, "db">, c
 }
 
 /** Memory on SQLite (one process owns the database), the database on PostgreSQL. */
-export function createLimiterFor(database: Database<GalleryDB>, clock: Clock): RateLimiter {
-  return database.backend === "postgres" ? createDbRateLimiter(database, clock) : createRateLimiter(clock);
+export function createLimiterFor(deps: { database: Database<GalleryDB>; clock: Clock }): RateLimiter {
+  const { database, clock } = deps;
+  return database.dialect.sharedByProcesses ? createDbRateLimiter(database, clock) : createRateLimiter(clock);
 }

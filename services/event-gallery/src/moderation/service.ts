@@ -18,13 +18,16 @@ export interface HostUserView extends UserView {
 
 const invalidState = (message: string) => new AppError(409, "invalid_state", message);
 
-/** Host and admin moderation; every action is recorded in host_audit in its own transaction. */
-export class ModerationService {
-  constructor(private readonly ctx: GalleryContext) {}
+/** What moderation needs of the gallery context. */
+export type ModerationDeps = Pick<GalleryContext, "database" | "clock" | "bus">;
 
-  async listUsers(): Promise<HostUserView[]> {
-    const rows = await repo.usersWithUploadCounts(this.ctx.database.db);
-    const now = this.ctx.clock.now();
+export type ModerationService = ReturnType<typeof createModerationService>;
+
+/** Host and admin moderation; every action is recorded in host_audit in its own transaction. */
+export function createModerationService(deps: ModerationDeps) {
+  async function listUsers(): Promise<HostUserView[]> {
+    const rows = await repo.usersWithUploadCounts(deps.database.db);
+    const now = deps.clock.now();
     return rows.map((r) => ({
       ...userView(r),
       upload_count: Number(r.upload_count ?? 0),
@@ -36,7 +39,7 @@ export class ModerationService {
   }
 
   /** Lock the target row, apply the rules, write, audit: one transaction. */
-  private async onUser<T>(
+  async function onUser<T>(
     actor: AuthedUser,
     targetId: string,
     action: AuditAction,
@@ -46,7 +49,7 @@ export class ModerationService {
       now: string,
     ) => Promise<T | null>,
   ): Promise<T | null> {
-    const { database, clock } = this.ctx;
+    const { database, clock } = deps;
     return database.writeTx(async (trx) => {
       const target = await repo.lockUser(trx, database.dialect, targetId);
       if (!target) throw notFound("No such user.");
@@ -66,14 +69,14 @@ export class ModerationService {
     });
   }
 
-  private async currentView(id: string): Promise<UserView> {
-    return userView(await repo.userViewRow(this.ctx.database.db, id));
+  async function currentView(id: string): Promise<UserView> {
+    return userView(await repo.userViewRow(deps.database.db, id));
   }
 
   /** Read-only for the target, content hidden everywhere; hosts cannot ban the admin. */
-  async setBanned(actor: AuthedUser, targetId: string, banned: boolean): Promise<UserView> {
-    const { clock } = this.ctx;
-    const changed = await this.onUser(actor, targetId, banned ? "ban" : "unban", async (trx, target, now) => {
+  async function setBanned(actor: AuthedUser, targetId: string, banned: boolean): Promise<UserView> {
+    const { clock } = deps;
+    const changed = await onUser(actor, targetId, banned ? "ban" : "unban", async (trx, target, now) => {
       if (target.role === "admin") throw forbidden("The admin cannot be banned.");
       if (target.id === actor.id) throw invalidState("You cannot ban or unban yourself.");
       if ((target.is_banned === 1) === banned) return null;
@@ -84,33 +87,33 @@ export class ModerationService {
       await bumpEpochIfReleased(trx, clock);
       return true;
     });
-    if (changed) this.ctx.bus.publish(banned ? "user-hidden" : "user-unhidden", { user_id: targetId });
-    return this.currentView(targetId);
+    if (changed) deps.bus.publish(banned ? "user-hidden" : "user-unhidden", { user_id: targetId });
+    return currentView(targetId);
   }
 
   /** Only the admin promotes guests to host or demotes hosts. */
-  async setRole(actor: AuthedUser, targetId: string, role: "host" | "guest"): Promise<UserView> {
+  async function setRole(actor: AuthedUser, targetId: string, role: "host" | "guest"): Promise<UserView> {
     if (actor.role !== "admin") throw forbidden("Only the admin can change roles.");
-    await this.onUser(actor, targetId, role === "host" ? "promote" : "demote", async (trx, target, now) => {
+    await onUser(actor, targetId, role === "host" ? "promote" : "demote", async (trx, target, now) => {
       if (target.role === "admin") throw invalidState("The admin's role cannot change.");
       if (role === "host" && target.is_banned === 1) throw invalidState("A banned user cannot be promoted.");
       if (target.role === role) return null;
       await repo.setRole(trx, target.id, role, now);
       return true;
     });
-    return this.currentView(targetId);
+    return currentView(targetId);
   }
 
   /** A fresh PIN; clears the lock, the failure streak and the pending request. */
-  async resetPin(actor: AuthedUser, targetId: string): Promise<string> {
+  async function resetPin(actor: AuthedUser, targetId: string): Promise<string> {
     const pin = newPin();
     const pinHash = await hashSecret(pin);
-    await this.onUser(actor, targetId, "reset_pin", async (trx, target, now) => {
+    await onUser(actor, targetId, "reset_pin", async (trx, target, now) => {
       if (target.role === "admin") throw forbidden("The admin signs in with a password.");
       await repo.storeResetPin(trx, target.id, pinHash, now);
       return true;
     });
-    this.ctx.bus.publish("pin-reset", { user_id: targetId }, { hostsOnly: true });
+    deps.bus.publish("pin-reset", { user_id: targetId }, { hostsOnly: true });
     return pin;
   }
 
@@ -119,12 +122,12 @@ export class ModerationService {
    * the uploader's quota (never below 0), and bump the epoch after release, all in one transaction.
    */
   /** `action` names it in the audit: a pre-moderation rejection is a takedown too. */
-  async takedownUpload(
+  async function takedownUpload(
     actor: AuthedUser,
     uploadId: string,
     action: "remove_upload" | "reject_upload" = "remove_upload",
   ): Promise<void> {
-    const { database, clock } = this.ctx;
+    const { database, clock } = deps;
     await database.writeTx(async (trx) => {
       const upload = await repo.lockLiveUpload(trx, database.dialect, uploadId);
       if (!upload) throw notFound("No such upload.");
@@ -140,11 +143,11 @@ export class ModerationService {
         details: { uploader_id: upload.user_id },
       });
     });
-    this.ctx.bus.publish("upload-removed", { upload_id: uploadId });
+    deps.bus.publish("upload-removed", { upload_id: uploadId });
   }
 
-  async removeComment(actor: AuthedUser, commentId: string): Promise<void> {
-    const { database, clock } = this.ctx;
+  async function removeComment(actor: AuthedUser, commentId: string): Promise<void> {
+    const { database, clock } = deps;
     const uploadId = await database.writeTx(async (trx) => {
       const c = await repo.lockLiveComment(trx, database.dialect, commentId);
       if (!c) throw notFound("No such comment.");
@@ -162,6 +165,8 @@ export class ModerationService {
       });
       return c.upload_id;
     });
-    this.ctx.bus.publish("comment-removed", { upload_id: uploadId, comment_id: commentId });
+    deps.bus.publish("comment-removed", { upload_id: uploadId, comment_id: commentId });
   }
+
+  return { listUsers, setBanned, setRole, resetPin, takedownUpload, removeComment };
 }

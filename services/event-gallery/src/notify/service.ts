@@ -5,7 +5,7 @@ import { badRequest } from "@app/kit/errors";
 import type { Logger } from "@app/kit/logger";
 import { renderWebhook, type WebhookFormat } from "@app/kit/webhook-format";
 import webpush from "web-push";
-import type { BackgroundWorker, HostNotifications, RateLimiter } from "../context.js";
+import type { BackgroundWorker, RateLimiter } from "../context.js";
 import type { GalleryDB } from "../db/schema.js";
 import { countPending } from "../premoderation/repository.js";
 import type { EndpointRule } from "./endpoint.js";
@@ -45,26 +45,22 @@ export interface NotifierDeps {
   subject: string;
 }
 
+export type HostNotifier = ReturnType<typeof createHostNotifier>;
+
 /**
  * Host notifications (issue 27, item 6): Web Push to each subscribed host device and the optional
  * webhook. "Uploads waiting" goes to a subscription at most once a minute; the claim is a
  * conditional UPDATE, so several processes share it. A push service answering 404 or 410 means
  * the subscription is gone: its row is removed.
  */
-export class HostNotifier implements HostNotifications {
-  private inFlight = new Set<Promise<void>>();
+export function createHostNotifier(deps: NotifierDeps) {
+  const inFlight = new Set<Promise<void>>();
   /** The newest pending upload the webhook announced (the webhook's minute is the shared limiter's). */
-  private webhookPendingAt: string | null = null;
+  let webhookPendingAt: string | null = null;
 
-  constructor(private readonly deps: NotifierDeps) {}
-
-  get publicKey(): string {
-    return this.deps.keys.publicKey;
-  }
-
-  async subscribe(userId: string, input: SubscriptionInput): Promise<void> {
+  async function subscribe(userId: string, input: SubscriptionInput): Promise<void> {
     const url = URL.canParse(input.endpoint) ? new URL(input.endpoint) : null;
-    if (!url || !this.deps.allowEndpoint(url))
+    if (!url || !deps.allowEndpoint(url))
       throw badRequest(
         "invalid_subscription",
         "The push endpoint must be an https address of a push service.",
@@ -74,27 +70,27 @@ export class HostNotifier implements HostNotifications {
     if (Buffer.from(input.keys.auth, "base64url").length !== 16)
       throw badRequest("invalid_subscription", "keys.auth must be a base64url 16-byte secret.");
     await repo.upsertSubscription(
-      this.deps.database.db,
+      deps.database.db,
       userId,
       { endpoint: url.href, p256dh: input.keys.p256dh, auth: input.keys.auth },
-      this.deps.clock.iso(),
+      deps.clock.iso(),
     );
   }
 
-  async unsubscribe(userId: string, endpoint: string): Promise<void> {
+  async function unsubscribe(userId: string, endpoint: string): Promise<void> {
     const href = URL.canParse(endpoint) ? new URL(endpoint).href : endpoint;
-    await repo.deleteSubscription(this.deps.database.db, href, userId);
+    await repo.deleteSubscription(deps.database.db, href, userId);
   }
 
-  uploadsPending(): void {
-    this.track(this.flushPending());
+  function uploadsPending(): void {
+    track(flushPending());
   }
 
   /** `count` is the number of open requests (at least this one). */
-  pinResetRequested(): void {
-    this.track(
-      repo.countPinResetRequests(this.deps.database.db).then((open) =>
-        this.sendAll({
+  function pinResetRequested(): void {
+    track(
+      repo.countPinResetRequests(deps.database.db).then((open) =>
+        sendAll({
           kind: "pin_reset_requested",
           count: Math.max(open, 1),
           title: "PIN reset requested",
@@ -110,8 +106,8 @@ export class HostNotifier implements HostNotifications {
    * heard of the newest one. Called on each new pending upload and by the worker, which catches
    * uploads that arrived during a subscription's quiet minute.
    */
-  async flushPending(): Promise<void> {
-    const { database, clock } = this.deps;
+  async function flushPending(): Promise<void> {
+    const { database, clock } = deps;
     const newest = await repo.newestPendingAt(database.db);
     if (!newest) return;
     const now = clock.now();
@@ -126,48 +122,47 @@ export class HostNotifier implements HostNotifications {
     };
     const subs = await repo.activeSubscriptions(database.db);
     const sends: Promise<void>[] = [];
-    for (const s of subs)
-      if (await repo.claimPendingSlot(database.db, s.endpoint, t)) sends.push(this.push(s, n));
-    if (this.deps.webhook && (this.webhookPendingAt === null || this.webhookPendingAt < newest)) {
-      const allowed = await this.deps.limiter.hit("notify-webhook-pending", 1, MINUTE).then(
+    for (const s of subs) if (await repo.claimPendingSlot(database.db, s.endpoint, t)) sends.push(push(s, n));
+    if (deps.webhook && (webhookPendingAt === null || webhookPendingAt < newest)) {
+      const allowed = await deps.limiter.hit("notify-webhook-pending", 1, MINUTE).then(
         () => true,
         () => false,
       );
       if (allowed) {
-        this.webhookPendingAt = newest;
-        sends.push(this.hook(n));
+        webhookPendingAt = newest;
+        sends.push(hook(n));
       }
     }
     await Promise.all(sends);
   }
 
   /** Resolves when every send started so far has finished (tests; shutdown). */
-  async idle(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+  async function idle(): Promise<void> {
+    while (inFlight.size > 0) await Promise.all(inFlight);
   }
 
-  worker(): BackgroundWorker {
+  function worker(): BackgroundWorker {
     let timer: { cancel(): void } | null = null;
     return {
       name: "host-notifications",
       start: () => {
-        timer ??= this.deps.clock.setInterval(() => this.uploadsPending(), FLUSH_EVERY_MS);
+        timer ??= deps.clock.setInterval(() => uploadsPending(), FLUSH_EVERY_MS);
       },
       stop: async () => {
         timer?.cancel();
         timer = null;
-        await this.idle();
+        await idle();
       },
     };
   }
 
-  private async sendAll(n: HostNotification): Promise<void> {
-    const subs = await repo.activeSubscriptions(this.deps.database.db);
-    await Promise.all([...subs.map((s) => this.push(s, n)), ...(this.deps.webhook ? [this.hook(n)] : [])]);
+  async function sendAll(n: HostNotification): Promise<void> {
+    const subs = await repo.activeSubscriptions(deps.database.db);
+    await Promise.all([...subs.map((s) => push(s, n)), ...(deps.webhook ? [hook(n)] : [])]);
   }
 
-  private async push(s: repo.SubscriptionRow, n: HostNotification): Promise<void> {
-    const { keys, subject, logger, database } = this.deps;
+  async function push(s: repo.SubscriptionRow, n: HostNotification): Promise<void> {
+    const { keys, subject, logger, database } = deps;
     try {
       const req = webpush.generateRequestDetails(
         { endpoint: s.endpoint, keys: { p256dh: s.p256dh, auth: s.auth } },
@@ -179,7 +174,7 @@ export class HostNotifier implements HostNotifications {
         },
       );
       // Checked again at send time: the rule may be stricter than when the row was stored.
-      if (!this.deps.allowEndpoint(new URL(req.endpoint))) return;
+      if (!deps.allowEndpoint(new URL(req.endpoint))) return;
       const res = await fetch(req.endpoint, {
         method: req.method,
         headers: req.headers as Record<string, string>,
@@ -198,8 +193,8 @@ export class HostNotifier implements HostNotifications {
     }
   }
 
-  private async hook(n: HostNotification): Promise<void> {
-    const { webhook, logger, clock } = this.deps;
+  async function hook(n: HostNotification): Promise<void> {
+    const { webhook, logger, clock } = deps;
     if (!webhook) return;
     const r = renderWebhook(
       webhook.format,
@@ -220,11 +215,23 @@ export class HostNotifier implements HostNotifications {
     }
   }
 
-  private track(p: Promise<void>): void {
-    const q = p.catch((err) => this.deps.logger.warn({ err }, "host notification failed"));
-    this.inFlight.add(q);
-    void q.finally(() => this.inFlight.delete(q));
+  function track(p: Promise<void>): void {
+    const q = p.catch((err) => deps.logger.warn({ err }, "host notification failed"));
+    inFlight.add(q);
+    void q.finally(() => inFlight.delete(q));
   }
+
+  return {
+    /** The VAPID public key web apps subscribe with. */
+    publicKey: deps.keys.publicKey,
+    subscribe,
+    unsubscribe,
+    uploadsPending,
+    pinResetRequested,
+    flushPending,
+    idle,
+    worker,
+  };
 }
 
 /** Push services want a contact: the public address when it is https, else a placeholder mailbox. */

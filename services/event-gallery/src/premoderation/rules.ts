@@ -8,7 +8,7 @@ export type Approval = "approved" | "pending";
  * Hosts' and the admin's own uploads need nobody's approval.
  */
 export async function pendingApprovalFor(
-  ctx: GalleryContext,
+  ctx: Pick<GalleryContext, "settings">,
   user: Pick<AuthedUser, "role">,
 ): Promise<Approval> {
   if (user.role !== "guest") return "approved";

@@ -22,7 +22,7 @@ export interface Page {
 }
 
 async function page(
-  ctx: GalleryContext,
+  ctx: Pick<GalleryContext, "database" | "auth">,
   user: AuthedUser,
   query: { limit?: string | undefined; cursor?: string | undefined },
   keysOf: (cursor: repo.PageKey | null, limit: number) => Promise<repo.PageKey[]>,
@@ -50,31 +50,31 @@ export async function readMine(
   return page(ctx, user, query, (before, limit) => repo.ownPage(ctx.database.db, user.id, before, limit));
 }
 
-/** What a rejection needs from moderation: the host takedown (ModerationService, passed in by app.ts). */
+/** What a rejection needs from moderation: the host takedown (the ModerationService app.ts passes in). */
 export interface Takedowns {
   takedownUpload(actor: AuthedUser, uploadId: string, action: "reject_upload"): Promise<void>;
 }
 
-export class PremoderationService {
-  constructor(
-    private readonly ctx: GalleryContext,
-    private readonly moderation: Takedowns,
-  ) {}
+/** What pre-moderation needs: parts of the gallery context and the host takedown. */
+export type PremoderationDeps = Pick<GalleryContext, "database" | "clock" | "auth" | "bus"> & {
+  moderation: Takedowns;
+};
 
+export type PremoderationService = ReturnType<typeof createPremoderationService>;
+
+export function createPremoderationService(deps: PremoderationDeps) {
   /** GET /host/pending: oldest first, so the queue is worked in arrival order. */
-  listPending(user: AuthedUser, query: { limit?: string | undefined; cursor?: string | undefined }) {
-    return page(this.ctx, user, query, (after, limit) =>
-      repo.pendingPage(this.ctx.database.db, after, limit),
-    );
+  function listPending(user: AuthedUser, query: { limit?: string | undefined; cursor?: string | undefined }) {
+    return page(deps, user, query, (after, limit) => repo.pendingPage(deps.database.db, after, limit));
   }
 
-  countPending(): Promise<number> {
-    return repo.countPending(this.ctx.database.db);
+  function countPending(): Promise<number> {
+    return repo.countPending(deps.database.db);
   }
 
   /** Approve a pending upload; approving an approved one changes nothing and answers it again. */
-  async approve(actor: AuthedUser, uploadId: string): Promise<FeedItem> {
-    const { database, clock } = this.ctx;
+  async function approve(actor: AuthedUser, uploadId: string): Promise<FeedItem> {
+    const { database, clock } = deps;
     const approved = await database.writeTx(async (trx) => {
       const row = await repo.lockLiveUpload(trx, database.dialect, uploadId);
       if (!row) throw notFound("No such upload.");
@@ -93,10 +93,10 @@ export class PremoderationService {
       });
       return row;
     });
-    if (approved) this.ctx.bus.publish("new-upload", { id: uploadId, user_id: approved.user_id });
+    if (approved) deps.bus.publish("new-upload", { id: uploadId, user_id: approved.user_id });
     const [item] = await loadFeedItems(database.db, [uploadId], {
       id: actor.id,
-      mediaToken: await this.ctx.auth.mediaToken(actor),
+      mediaToken: await deps.auth.mediaToken(actor),
     });
     if (!item) throw notFound("No such upload.");
     return item;
@@ -108,8 +108,11 @@ export class PremoderationService {
    * its `new-upload` event. Unknown, removed and already approved ids are skipped, not refused, so
    * a host working from a stale list (another host was quicker) gets the rest approved.
    */
-  async approveMany(actor: AuthedUser, which: { ids: readonly string[] } | { all: true }): Promise<number> {
-    const { database, clock } = this.ctx;
+  async function approveMany(
+    actor: AuthedUser,
+    which: { ids: readonly string[] } | { all: true },
+  ): Promise<number> {
+    const { database, clock } = deps;
     const ids = "ids" in which ? [...new Set(which.ids)] : null;
     if (ids !== null && ids.length > BULK_APPROVE_MAX)
       throw validationFailed("ids", `At most ${BULK_APPROVE_MAX} ids per request.`);
@@ -128,16 +131,18 @@ export class PremoderationService {
         });
       return rows;
     });
-    for (const row of approved) this.ctx.bus.publish("new-upload", { id: row.id, user_id: row.user_id });
+    for (const row of approved) deps.bus.publish("new-upload", { id: row.id, user_id: row.user_id });
     return approved.length;
   }
 
   /** Reject = host takedown of a pending upload (the idempotency key stays claimed). */
-  async reject(actor: AuthedUser, uploadId: string): Promise<void> {
-    const row = await repo.liveUpload(this.ctx.database.db, uploadId);
+  async function reject(actor: AuthedUser, uploadId: string): Promise<void> {
+    const row = await repo.liveUpload(deps.database.db, uploadId);
     if (!row) throw notFound("No such upload.");
     if (row.approval !== "pending")
       throw conflict("not_pending", "This upload is already approved; remove it from the feed instead.");
-    await this.moderation.takedownUpload(actor, uploadId, "reject_upload");
+    await deps.moderation.takedownUpload(actor, uploadId, "reject_upload");
   }
+
+  return { listPending, countPending, approve, approveMany, reject };
 }

@@ -28,10 +28,12 @@ export interface GalleryBus extends EventBus {
  * into the caller: it happens after a commit, and a broken subscriber or a failed NOTIFY must not
  * turn a committed write into an error response.
  */
-export async function createEventBus(
-  logger: Logger,
-  database?: Pick<Database<unknown>, "backend" | "notifier">,
-): Promise<GalleryBus> {
+export async function createEventBus(deps: {
+  logger: Logger;
+  /** Without one (tests), local delivery only. */
+  database?: Pick<Database<unknown>, "dialect" | "notifier">;
+}): Promise<GalleryBus> {
+  const { logger, database } = deps;
   const listeners = new Set<Listener>();
   const origin = randomUUID();
   const deliver: Listener = (event, data, hostsOnly) => {
@@ -43,7 +45,7 @@ export async function createEventBus(
       }
     }
   };
-  const remote = database?.backend === "postgres" ? database.notifier : null;
+  const remote = database?.dialect.sharedByProcesses ? database.notifier : null;
   let unlisten: (() => Promise<void>) | null = null;
   // NOTIFYs still on their way; close() waits for them so a shutdown loses no event and a bus
   // closed now cannot deliver into listeners that start after it.

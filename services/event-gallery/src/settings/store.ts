@@ -84,13 +84,14 @@ export interface CachedSettingsStore extends EditableSettingsStore {
   close(): Promise<void>;
 }
 
-export async function createSettingsStore(
-  database: Database<GalleryDB>,
-  clock: Clock,
-): Promise<CachedSettingsStore> {
+export async function createSettingsStore(deps: {
+  database: Database<GalleryDB>;
+  clock: Clock;
+}): Promise<CachedSettingsStore> {
+  const { database, clock } = deps;
   const { dialect } = database;
   let cached: { at: number; value: Promise<Settings> } | null = null;
-  const recheckMs = database.backend === "postgres" ? SETTINGS_RECHECK_MS : Number.POSITIVE_INFINITY;
+  const recheckMs = dialect.sharedByProcesses ? SETTINGS_RECHECK_MS : Number.POSITIVE_INFINITY;
   const unlisten = await database.notifier.subscribe(SETTINGS_CHANNEL, () => {
     cached = null;
   });

@@ -3,11 +3,11 @@ import { newId } from "@app/kit/ids";
 import type { AuthedUser, GalleryContext } from "../context.js";
 import { bumpEpochIfReleased } from "../event/state.js";
 import {
+  listComments as commentRows,
   countLikes,
   findLiveComment,
   findVisibleUpload,
   insertComment,
-  listComments,
   markCommentDeleted,
   setLikeRow,
   touchActivity,
@@ -27,36 +27,39 @@ export interface CommentView {
 
 const uploadNotFound = () => notFound("No such upload.");
 
-export class SocialService {
-  constructor(private readonly ctx: GalleryContext) {}
+/** What likes and comments need of the gallery context. */
+export type SocialDeps = Pick<GalleryContext, "database" | "clock" | "limiter" | "bus">;
 
-  private async spend(user: AuthedUser) {
-    await this.ctx.limiter.hit(`social:${user.id}`, SOCIAL_WRITES_PER_MIN, 60_000);
+export type SocialService = ReturnType<typeof createSocialService>;
+
+export function createSocialService(deps: SocialDeps) {
+  async function spend(user: AuthedUser) {
+    await deps.limiter.hit(`social:${user.id}`, SOCIAL_WRITES_PER_MIN, 60_000);
   }
 
   /** Idempotent: liking twice or unliking twice changes nothing the second time. */
-  async setLike(
+  async function setLike(
     user: AuthedUser,
     uploadId: string,
     liked: boolean,
   ): Promise<{ liked: boolean; like_count: number }> {
-    await this.spend(user);
-    const { database, clock } = this.ctx;
+    await spend(user);
+    const { database, clock } = deps;
     const count = await database.writeTx(async (trx) => {
       if (!(await findVisibleUpload(trx, uploadId))) throw uploadNotFound();
       const now = clock.iso();
       if (await setLikeRow(trx, uploadId, user.id, liked, now)) await touchActivity(trx, uploadId, now);
       return countLikes(trx, uploadId);
     });
-    this.ctx.bus.publish("like", { upload_id: uploadId, like_count: count });
+    deps.bus.publish("like", { upload_id: uploadId, like_count: count });
     return { liked, like_count: count };
   }
 
   /** Oldest first; comments by banned users are hidden. */
-  async listComments(uploadId: string): Promise<CommentView[]> {
-    const { reader } = this.ctx.database;
+  async function listComments(uploadId: string): Promise<CommentView[]> {
+    const { reader } = deps.database;
     if (!(await findVisibleUpload(reader, uploadId))) throw uploadNotFound();
-    const rows = await listComments(reader, uploadId);
+    const rows = await commentRows(reader, uploadId);
     return rows.map((r) => ({
       id: r.id,
       upload_id: r.upload_id,
@@ -66,12 +69,12 @@ export class SocialService {
     }));
   }
 
-  async addComment(user: AuthedUser, uploadId: string, rawText: string): Promise<CommentView> {
+  async function addComment(user: AuthedUser, uploadId: string, rawText: string): Promise<CommentView> {
     const text = rawText.trim();
     if ([...text].length < 1 || [...text].length > COMMENT_MAX)
       throw validationFailed("text", `A comment must be 1 to ${COMMENT_MAX} characters.`);
-    await this.spend(user);
-    const { database, clock } = this.ctx;
+    await spend(user);
+    const { database, clock } = deps;
     const comment: CommentView = {
       id: newId(),
       upload_id: uploadId,
@@ -90,14 +93,14 @@ export class SocialService {
       });
       await touchActivity(trx, uploadId, comment.created_at);
     });
-    this.ctx.bus.publish("comment-added", { upload_id: uploadId, comment_id: comment.id });
+    deps.bus.publish("comment-added", { upload_id: uploadId, comment_id: comment.id });
     return comment;
   }
 
   /** A guest deletes their own comment (the ban check already ran in auth, before ownership). */
-  async deleteOwnComment(user: AuthedUser, commentId: string): Promise<void> {
-    await this.spend(user);
-    const { database, clock } = this.ctx;
+  async function deleteOwnComment(user: AuthedUser, commentId: string): Promise<void> {
+    await spend(user);
+    const { database, clock } = deps;
     const uploadId = await database.writeTx(async (trx) => {
       const c = await findLiveComment(trx, commentId);
       if (!c || !(await findVisibleUpload(trx, c.upload_id))) throw notFound("No such comment.");
@@ -108,6 +111,8 @@ export class SocialService {
       await bumpEpochIfReleased(trx, clock);
       return c.upload_id;
     });
-    this.ctx.bus.publish("comment-removed", { upload_id: uploadId, comment_id: commentId });
+    deps.bus.publish("comment-removed", { upload_id: uploadId, comment_id: commentId });
   }
+
+  return { setLike, listComments, addComment, deleteOwnComment };
 }

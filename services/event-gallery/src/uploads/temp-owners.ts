@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, stat, utimes, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { removeQuietly } from "./storage.js";
 
 /**
  * Who owns a temp file (issue 27). Every app instance has an owner id; its temp files are named
@@ -40,7 +39,9 @@ export async function renewOwner(dataDir: string, owner: string, nowMs: number):
   }
 }
 
-export const releaseOwner = (dataDir: string, owner: string) => removeQuietly(markerPath(dataDir, owner));
+/** `force`: a marker already gone is fine. */
+export const releaseOwner = (dataDir: string, owner: string) =>
+  rm(markerPath(dataDir, owner), { force: true });
 
 /**
  * The owners whose markers are older than `deadBeforeMs`, plus `isDead` for any owner id (a
@@ -63,7 +64,7 @@ export async function ownerLiveness(dataDir: string, deadBeforeMs: number) {
     isDead: (owner: string) => !live.has(owner),
     /** Markers of dead owners, removed once their files are gone. */
     forget: async () => {
-      for (const name of dead) await removeQuietly(join(folder, name));
+      for (const name of dead) await rm(join(folder, name), { force: true });
       return dead.length;
     },
   };

@@ -14,7 +14,7 @@ const DEFAULTS = {
   delta_rate_per_min: 120,
   export_downloads_per_day: 3,
   max_upload_bytes: 603979776,
-  // contracts/event-gallery.md, "Hosts and guests"
+  // the event-gallery contract, "Hosts and guests"
   premoderation: false,
   welcome_text_en: "",
   welcome_text_de: "",

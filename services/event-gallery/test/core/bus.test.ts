@@ -22,7 +22,7 @@ describe("event bus", () => {
 
   it("delivers to local subscribers synchronously and survives a throwing subscriber", async () => {
     const logs = captureLogger();
-    const bus = await createEventBus(logs.logger, open());
+    const bus = await createEventBus({ logger: logs.logger, database: open() });
     const seen: string[] = [];
     bus.subscribe(() => {
       throw new Error("boom");
@@ -42,8 +42,8 @@ describe("event bus", () => {
     "reaches other processes' subscribers once through LISTEN/NOTIFY on PostgreSQL",
     async () => {
       const logger = captureLogger().logger;
-      const a = await createEventBus(logger, open());
-      const b = await createEventBus(logger, open());
+      const a = await createEventBus({ logger, database: open() });
+      const b = await createEventBus({ logger, database: open() });
       const onA: string[] = [];
       a.subscribe((e, d) => onA.push(`${e}:${d.upload_id}`));
       const got = new Promise<{ e: string; d: Record<string, unknown>; h: boolean }>((resolve) =>

@@ -2,8 +2,8 @@ import { FakeClock } from "@app/kit/clock";
 import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createEventBus } from "../../src/realtime/bus.js";
-import { StreamHub } from "../../src/realtime/hub.js";
-import { TicketStore } from "../../src/realtime/tickets.js";
+import { createStreamHub } from "../../src/realtime/hub.js";
+import { createStreamTickets } from "../../src/realtime/tickets.js";
 import { galleryDb } from "../scale/db.js";
 import { type Gallery, startGallery } from "./harness.js";
 
@@ -173,7 +173,7 @@ describe("ticket store bounds", () => {
     try {
       await t.users("u1", "u2", "u3", "u4", "u5");
       const clock = new FakeClock();
-      const store = new TicketStore(t.database.db, clock, { maxTotal: 3, maxPerSession: 5 });
+      const store = createStreamTickets({ db: t.database.db, clock, maxTotal: 3, maxPerSession: 5 });
       const a = await store.issue("u1", "s1");
       await store.issue("u2", "s2");
       clock.set(clock.now() + 10_000);
@@ -196,8 +196,13 @@ describe("ticket store bounds", () => {
 
 describe("stream hub bound", () => {
   it("refuses a new stream with 503 + Retry-After at its cap and frees the slot when one closes", async () => {
-    const bus = await createEventBus(captureLogger().logger);
-    const hub = new StreamHub({ logger: captureLogger().logger, bus, database: { db: null as never } }, 1);
+    const bus = await createEventBus({ logger: captureLogger().logger });
+    const hub = createStreamHub({
+      logger: captureLogger().logger,
+      bus,
+      database: { db: null as never },
+      maxStreams: 1,
+    });
     const sent: string[] = [];
     let onClose: () => void = () => {};
     const fake = {

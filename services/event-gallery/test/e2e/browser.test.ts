@@ -53,7 +53,7 @@ describe("gallery in a browser", () => {
     return pin!.trim();
   };
 
-  // 44 s in a full SQLite run at load 8 (2 cores, other helpers): 90 s left a slower CI machine too little.
+  // A long timeout: what this walk took in a full run on a loaded machine is in the README (Tests).
   it("runs the guest, host and keepsake flows end to end", { timeout: 240_000 }, async () => {
     const anna = await newPage({ mobile: true });
     const ben = await newPage();

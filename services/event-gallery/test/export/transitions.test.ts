@@ -1,6 +1,11 @@
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TICKET_CAP, TICKET_TTL_MS, TICKETS_PER_SESSION, TicketStore } from "../../src/export/tickets.js";
+import {
+  createDownloadTickets,
+  TICKET_CAP,
+  TICKET_TTL_MS,
+  TICKETS_PER_SESSION,
+} from "../../src/export/tickets.js";
 import { type Gallery, startGallery } from "../core/harness.js";
 import { galleryDb } from "../scale/db.js";
 
@@ -70,7 +75,7 @@ describe("download ticket store", () => {
 
   it("is bounded per session and in total, refusing rather than evicting; expired tickets are pruned", async () => {
     const clock = new FakeClock();
-    const store = new TicketStore(t.database.db, clock);
+    const store = createDownloadTickets({ db: t.database.db, clock });
     for (let i = 0; i < TICKETS_PER_SESSION; i++)
       await store.issue({ kind: "zip", userId: "u1", sessionId: "s1" });
     await expect(store.issue({ kind: "zip", userId: "u1", sessionId: "s1" })).rejects.toThrow(/Too many/);
@@ -105,7 +110,7 @@ describe("download ticket store", () => {
 
   it("redeems once, only for its kind, only before it expires", async () => {
     const clock = new FakeClock();
-    const store = new TicketStore(t.database.db, clock);
+    const store = createDownloadTickets({ db: t.database.db, clock });
     const a = await store.issue({ kind: "zip", userId: "u", sessionId: "s" });
     expect(await store.redeem(a.ticket, "zip")).toMatchObject({ userId: "u", sessionId: "s", kind: "zip" });
     expect(await store.redeem(a.ticket, "zip")).toBeNull();

@@ -142,7 +142,7 @@ describe("batched session and liked_by_me reads", () => {
     const bob = await g.join("Liked Bob");
     const x = await seedUpload(g, owner.id);
     const y = await seedUpload(g, owner.id);
-    const liked = likedReader(g.built.ctx.database.reader);
+    const liked = likedReader(g.built.ctx.database);
     expect((await g.call("PUT", `/upload/${x}/like`, { token: ann.token })).statusCode).toBe(200);
     expect((await g.call("PUT", `/upload/${y}/like`, { token: bob.token })).statusCode).toBe(200);
     const [ax, bx, by] = await Promise.all([

@@ -4,7 +4,7 @@ import { createTestEnv } from "@app/kit/db/testing";
 import { WEBHOOK_FORMATS } from "@app/kit/webhook-format";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { publicHttpsOnly } from "../../src/notify/endpoint.js";
-import { type HostNotification, HostNotifier } from "../../src/notify/service.js";
+import { createHostNotifier, type HostNotification, type HostNotifier } from "../../src/notify/service.js";
 import { loadVapidKeys } from "../../src/notify/vapid.js";
 import { type Gallery, startGallery } from "../core/harness.js";
 import { setSettings, solidJpeg, upload } from "../media/helpers.js";
@@ -198,7 +198,7 @@ describe("host notifications", () => {
       const ctx = g.built.ctx;
       const keys = await loadVapidKeys(g.dataDir);
       for (const format of WEBHOOK_FORMATS) {
-        const n = new HostNotifier({
+        const n = createHostNotifier({
           database: ctx.database,
           clock: ctx.clock,
           logger: ctx.logger,

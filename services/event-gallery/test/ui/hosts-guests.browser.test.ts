@@ -49,7 +49,7 @@ describe("hosts and guests in a browser", () => {
   const admin = (page: Page) => adminLogin(g, page, PASSWORD);
   const photo = (name: string, hue: number) => photoFile(g, name, hue);
 
-  // 77 s in a full SQLite run at load 8: room for a slower CI machine.
+  // A long timeout: what this walk took in a full run on a loaded machine is in the README (Tests).
   it("runs an event: branding, pre-moderation, promotion, download and share, the QR card", {
     timeout: 300_000,
   }, async () => {
@@ -228,7 +228,7 @@ describe("hosts and guests in a browser", () => {
     await shot(ann, "feed-phone");
   });
 
-  // 24 s in a full SQLite run at load 8 (two Chromium pages with axe checks).
+  // Two Chromium pages with axe checks (the README, Tests, says what this took on a loaded machine).
   it("the Memories viewer opens offline in the reader's language with the branding", {
     timeout: 120_000,
   }, async () => {

@@ -111,7 +111,8 @@ describe("the venue slideshow in a browser", () => {
     // Full screen through the Fullscreen API, and back.
     await page.click("[data-testid=fullscreen]");
     await page.waitForFunction("document.fullscreenElement?.classList.contains('slideshow')");
-    expect(await page.textContent("[data-testid=fullscreen]")).toBe("Exit full screen");
+    // The label follows the fullscreenchange event, rendered after the element has gone full screen.
+    await page.waitForSelector("[data-testid=fullscreen]:text-is('Exit full screen')");
     await page.click("[data-testid=fullscreen]");
     await page.waitForFunction("document.fullscreenElement === null");
 
@@ -177,7 +178,7 @@ describe("the venue slideshow in a browser", () => {
     await shot(laptop, "laptop-de");
   });
 
-  // 106 s in a full SQLite run at load 8 (2 cores, other helpers): 240 s left too little room.
+  // A long timeout: what this walk took in a full run on a loaded machine is in the README (Tests).
   it("8 hours on Chromium's fake clock with 10,000 uploads: DOM, queue and heap stay bounded", {
     timeout: 420_000,
   }, async () => {

@@ -46,50 +46,48 @@ export interface AlertOptions {
   fetch?: FetchFn;
 }
 
-export class Alerts {
+export type Alerts = ReturnType<typeof createAlerts>;
+
+export function createAlerts(deps: AlertOptions) {
   /** Conditions announced and not yet over. */
-  private readonly active = new Set<Condition>();
-  private timer: TimerHandle | null = null;
-  private running: Promise<void> = Promise.resolve();
-  private readonly fetchFn: FetchFn;
+  const active = new Set<Condition>();
+  let timer: TimerHandle | null = null;
+  let running: Promise<void> = Promise.resolve();
+  const fetchFn: FetchFn = deps.fetch ?? fetch;
+  deps.keepalive.onChange(() => check());
+  deps.tokens.onReplaced(() => check());
 
-  constructor(private readonly opts: AlertOptions) {
-    this.fetchFn = opts.fetch ?? fetch;
-    opts.keepalive.onChange(() => this.check());
-    opts.tokens.onReplaced(() => this.check());
+  function start(): void {
+    timer = deps.clock.setInterval(() => check(), CHECK_EVERY_MS);
+    check();
   }
 
-  start(): void {
-    this.timer = this.opts.clock.setInterval(() => this.check(), CHECK_EVERY_MS);
-    this.check();
-  }
-
-  stop(): void {
-    this.timer?.cancel();
-    this.timer = null;
+  function stop(): void {
+    timer?.cancel();
+    timer = null;
   }
 
   /** Resolves once every check queued so far has run (tests await it). */
-  settled(): Promise<void> {
-    return this.running;
+  function settled(): Promise<void> {
+    return running;
   }
 
   /** Checks run one after another, so an alert cannot be sent twice by overlapping checks. */
-  check(): void {
-    this.running = this.running.then(() => this.evaluate()).catch(() => undefined);
+  function check(): void {
+    running = running.then(() => evaluate()).catch(() => undefined);
   }
 
-  private current(): Map<Condition, string> {
-    const now = this.opts.clock.now();
+  function current(): Map<Condition, string> {
+    const now = deps.clock.now();
     const out = new Map<Condition, string>();
-    const ka = this.opts.keepalive.status();
+    const ka = deps.keepalive.status();
     // "Stopped" because nothing is configured yet is the owner's set-up, not an event.
-    if (ka.state === "stopped" && this.opts.keepalive.cause === "upstream_401")
+    if (ka.state === "stopped" && deps.keepalive.cause === "upstream_401")
       out.set(
         "keepalive_stopped",
         `portal-bridge: the keep-alive stopped (${ka.stopped_reason ?? "stopped"}). The portal session is gone: log in in a browser, copy the jwt cookie and paste it at /token.`,
       );
-    const token = this.opts.tokens.info;
+    const token = deps.tokens.info;
     if (token) {
       const left = token.claims.exp - now;
       if (left < TOKEN_ALERT_MS) {
@@ -99,42 +97,42 @@ export class Alerts {
           "token_expiring",
           left <= 0
             ? "portal-bridge: the portal token has expired. Log in in a browser and paste a fresh jwt cookie at /token."
-            : `portal-bridge: the portal token expires ${this.opts.label(token.claims.exp)} (in ${days} d ${hours} h). Log in in a browser and paste a fresh jwt cookie at /token before then.`,
+            : `portal-bridge: the portal token expires ${deps.label(token.claims.exp)} (in ${days} d ${hours} h). Log in in a browser and paste a fresh jwt cookie at /token before then.`,
         );
       }
     }
     return out;
   }
 
-  private async evaluate(): Promise<void> {
-    const now = this.current();
+  async function evaluate(): Promise<void> {
+    const now = current();
     for (const [cond, message] of now)
-      if (!this.active.has(cond) && (await this.send(cond, message)).delivered) this.active.add(cond);
-    const over = [...this.active].filter((c) => !now.has(c));
+      if (!active.has(cond) && (await send(cond, message)).delivered) active.add(cond);
+    const over = [...active].filter((c) => !now.has(c));
     if (over.length === 0) return;
-    const token = this.opts.tokens.info;
-    const message = `portal-bridge: recovered (${over.map((c) => c.replace("_", " ")).join(", ")} no longer applies); keep-alive ${this.opts.keepalive.status().state}${token ? `, token valid until ${this.opts.label(token.claims.exp)}` : ""}.`;
-    if ((await this.send("recovered", message)).delivered) for (const c of over) this.active.delete(c);
+    const token = deps.tokens.info;
+    const message = `portal-bridge: recovered (${over.map((c) => c.replace("_", " ")).join(", ")} no longer applies); keep-alive ${deps.keepalive.status().state}${token ? `, token valid until ${deps.label(token.claims.exp)}` : ""}.`;
+    if ((await send("recovered", message)).delivered) for (const c of over) active.delete(c);
   }
 
   /** Sends one alert (also the digest and the test alert); never throws. */
-  async send(
+  async function send(
     event: AlertEvent,
     text: string,
     opts: { title?: string; priority?: AlertPriority } = {},
   ): Promise<Delivery> {
-    const { headers, body } = renderAlert(this.opts.format, {
+    const { headers, body } = renderAlert(deps.format, {
       event,
       title: opts.title ?? TITLES[event],
       text,
-      at: toIso(this.opts.clock.now()),
+      at: toIso(deps.clock.now()),
       priority:
         opts.priority ?? (event === "keepalive_stopped" || event === "token_expiring" ? "high" : "default"),
     });
     const ac = new AbortController();
-    const timer = this.opts.clock.setTimeout(() => ac.abort(), SEND_TIMEOUT_MS);
+    const timer = deps.clock.setTimeout(() => ac.abort(), SEND_TIMEOUT_MS);
     try {
-      const res = await this.fetchFn(this.opts.url, {
+      const res = await fetchFn(deps.url, {
         method: "POST",
         headers,
         body,
@@ -143,17 +141,17 @@ export class Alerts {
       });
       await res.body?.cancel().catch(() => undefined);
       if (res.status < 200 || res.status >= 300) {
-        this.opts.logger.warn(
+        deps.logger.warn(
           { alert: event, status: res.status },
           `alert webhook answered HTTP ${res.status}; will retry`,
         );
         return { delivered: false, status: res.status };
       }
-      this.opts.logger.info({ alert: event }, `alert sent: ${event}`);
+      deps.logger.info({ alert: event }, `alert sent: ${event}`);
       return { delivered: true, status: res.status };
     } catch (err) {
       // The URL can carry a secret topic: never logged.
-      this.opts.logger.warn(
+      deps.logger.warn(
         { alert: event, cause: (err as Error)?.name ?? "error" },
         "alert webhook could not be reached; will retry",
       );
@@ -162,4 +160,12 @@ export class Alerts {
       timer.cancel();
     }
   }
+
+  return {
+    start,
+    stop,
+    settled,
+    check,
+    send,
+  };
 }

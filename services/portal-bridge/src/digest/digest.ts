@@ -74,91 +74,91 @@ const errText = (err: unknown): string =>
     ? err.message
     : "failed";
 
-export class Digest {
-  private timer: TimerHandle | null = null;
-  private chain: Promise<unknown> = Promise.resolve();
+export type Digest = ReturnType<typeof createDigest>;
 
-  constructor(private readonly opts: DigestOptions) {}
+export function createDigest(deps: DigestOptions) {
+  let timer: TimerHandle | null = null;
+  let chain: Promise<unknown> = Promise.resolve();
 
   /** Schedules the next digest (nothing without DIGEST_SCHEDULE or a webhook). */
-  start(): void {
-    if (this.opts.times.length === 0 || !this.opts.send) return;
-    const now = this.opts.clock.now();
-    const at = nextDigestAt(this.opts.times, now, this.opts.ctx.time.zone);
+  function start(): void {
+    if (deps.times.length === 0 || !deps.send) return;
+    const now = deps.clock.now();
+    const at = nextDigestAt(deps.times, now, deps.ctx.time.zone);
     if (!Number.isFinite(at)) return;
-    this.timer = this.opts.clock.setTimeout(() => {
-      this.queue(() => this.run());
-      this.start();
+    timer = deps.clock.setTimeout(() => {
+      queue(() => run());
+      start();
     }, at - now);
   }
 
-  stop(): void {
-    this.timer?.cancel();
-    this.timer = null;
+  function stop(): void {
+    timer?.cancel();
+    timer = null;
   }
 
   /** Resolves when the digests and answers queued so far are done (tests await it). */
-  settled(): Promise<void> {
-    return this.chain.then(
+  function settled(): Promise<void> {
+    return chain.then(
       () => undefined,
       () => undefined,
     );
   }
 
   /** One collection at a time, so the record is never written by two at once. */
-  private queue<T>(fn: () => Promise<T>): Promise<T> {
-    const next = this.chain.then(fn, fn);
-    this.chain = next.catch(() => undefined);
+  function queue<T>(fn: () => Promise<T>): Promise<T> {
+    const next = chain.then(fn, fn);
+    chain = next.catch(() => undefined);
     return next;
   }
 
   /** whats_new: what is new since `since` (default: the last digest, else 24 h back). */
-  whatsNew(since?: number): Promise<WhatsNew> {
-    return this.queue(async () => {
-      const r = await this.collectNew(since);
-      await this.save(this.opts.clock.now());
+  function whatsNew(since?: number): Promise<WhatsNew> {
+    return queue(async () => {
+      const r = await collectNew(since);
+      await save(deps.clock.now());
       return r;
     });
   }
 
   /** A scheduled digest: posted when something is new or a source failed; nothing otherwise. */
-  async run(): Promise<void> {
-    const send = this.opts.send;
+  async function run(): Promise<void> {
+    const send = deps.send;
     if (!send) return;
-    const r = await this.collectNew();
-    const now = this.opts.clock.now();
+    const r = await collectNew();
+    const now = deps.clock.now();
     if (r.items.length === 0 && r.errors.length === 0) {
-      this.opts.logger.info("digest: nothing new; no message sent");
-      this.opts.store.lastDigestAt = now;
+      deps.logger.info("digest: nothing new; no message sent");
+      deps.store.lastDigestAt = now;
     } else {
-      const title = `School digest ${this.opts.ctx.time.label(now)}`;
+      const title = `School digest ${deps.ctx.time.label(now)}`;
       const { delivered } = await send(r.text, { title, priority: "default" });
       // Undelivered: the next digest covers the same span again.
-      if (delivered) this.opts.store.lastDigestAt = now;
-      this.opts.logger.info(
+      if (delivered) deps.store.lastDigestAt = now;
+      deps.logger.info(
         { items: r.items.length, failed_sources: r.errors.length, delivered },
         delivered ? "digest sent" : "digest not delivered; the next one covers the same span",
       );
     }
-    await this.save(now);
+    await save(now);
   }
 
-  private async save(now: number): Promise<void> {
+  async function save(now: number): Promise<void> {
     try {
-      await this.opts.store.save(now);
+      await deps.store.save(now);
     } catch (err) {
-      this.opts.logger.error(
+      deps.logger.error(
         { cause: (err as NodeJS.ErrnoException)?.code ?? "error" },
         "the digest record (STATE_DIR/seen.json) could not be saved",
       );
     }
   }
 
-  private async collectNew(sinceArg?: number): Promise<WhatsNew> {
-    const { clock, store, ctx } = this.opts;
+  async function collectNew(sinceArg?: number): Promise<WhatsNew> {
+    const { clock, store, ctx } = deps;
     const now = clock.now();
     const since = sinceArg ?? store.lastDigestAt ?? now - DEFAULT_SINCE_MS;
-    const { items, errors, nextDay } = await this.collect(now);
+    const { items, errors, nextDay } = await collect(now);
     const fresh = items.filter(
       (i) => store.firstSeen(i.key, now) > since && (i.stamp === undefined || i.stamp > since),
     );
@@ -173,8 +173,8 @@ export class Digest {
     };
   }
 
-  private async collect(now: number): Promise<{ items: Collected[]; errors: string[]; nextDay: string }> {
-    const { ctx } = this.opts;
+  async function collect(now: number): Promise<{ items: Collected[]; errors: string[]; nextDay: string }> {
+    const { ctx } = deps;
     const tt = ctx.timetable;
     const today = ctx.time.today(now);
     const items: Collected[] = [];
@@ -195,7 +195,7 @@ export class Digest {
     if (tt) {
       tasks.push(
         attempt("Timetable", async () => {
-          const r = await perChild(ctx, "all", (t) => this.childItems(t, today, nextDay, errors));
+          const r = await perChild(ctx, "all", (t) => childItems(t, today, nextDay, errors));
           for (const c of r.results) items.push(...c.value.map((i) => ({ ...i, student: c.who })));
           errors.push(...r.errors.map((e) => `Timetable (${e})`));
         }),
@@ -259,13 +259,13 @@ export class Digest {
   }
 
   /** One child's changes (today and the next school day), homework due, and exams ahead. */
-  private async childItems(
+  async function childItems(
     t: Target,
     today: string,
     nextDay: string,
     errors: string[],
   ): Promise<Omit<Collected, "student">[]> {
-    const tt = this.opts.ctx.timetable;
+    const tt = deps.ctx.timetable;
     if (!tt) return [];
     const out: Omit<Collected, "student">[] = [];
     const [sched, hw, ex] = await Promise.allSettled([
@@ -308,6 +308,14 @@ export class Digest {
         });
     return out;
   }
+
+  return {
+    start,
+    stop,
+    settled,
+    whatsNew,
+    run,
+  };
 }
 
 function render(items: DigestItem[], errors: string[], nextDay: string, sinceLabel: string): string {

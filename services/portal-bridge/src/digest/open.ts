@@ -2,9 +2,9 @@ import type { Clock } from "@app/kit/clock";
 import type { Logger } from "@app/kit/logger";
 import type { Alerts } from "../alerts/alerts.js";
 import type { ToolContext } from "../mcp/tools.js";
-import { Digest } from "./digest.js";
+import { createDigest, type Digest } from "./digest.js";
 import { parseDigestSchedule } from "./schedule.js";
-import { SeenStore } from "./seen.js";
+import { createSeenStore } from "./seen.js";
 
 /** The digest of a bridge: whats_new always; the scheduled post when DIGEST_SCHEDULE and a webhook are set. */
 export async function openDigest(opts: {
@@ -15,7 +15,7 @@ export async function openDigest(opts: {
   clock: Clock;
   logger: Logger;
 }): Promise<Digest> {
-  const store = new SeenStore(opts.stateDir, opts.logger);
+  const store = createSeenStore({ dir: opts.stateDir, logger: opts.logger });
   await store.load();
   const times = opts.schedule ? parseDigestSchedule(opts.schedule) : [];
   if (times.length > 0 && !opts.alerts)
@@ -23,7 +23,7 @@ export async function openDigest(opts: {
       "DIGEST_SCHEDULE is set but ALERT_WEBHOOK_URL is not: no digest is posted (whats_new still answers)",
     );
   const alerts = opts.alerts;
-  return new Digest({
+  return createDigest({
     ctx: opts.ctx,
     store,
     clock: opts.clock,

@@ -26,22 +26,26 @@ export const seenKey = (parts: (string | number | null | undefined)[]): string =
     .digest("base64url")
     .slice(0, 22);
 
-export class SeenStore {
-  private seen = new Map<string, number>();
-  lastDigestAt: number | null = null;
+/** The state folder the record lives in, and where to report an unreadable one. */
+export interface SeenStoreDeps {
+  dir: string;
+  logger: Pick<Logger, "warn" | "error">;
+}
 
-  constructor(
-    private readonly dir: string,
-    private readonly logger: Pick<Logger, "warn" | "error">,
-  ) {}
+export type SeenStore = ReturnType<typeof createSeenStore>;
 
-  async load(): Promise<void> {
+export function createSeenStore(deps: SeenStoreDeps) {
+  const { dir, logger } = deps;
+  let seen = new Map<string, number>();
+  let lastDigestAt: number | null = null;
+
+  async function load(): Promise<void> {
     let text: string;
     try {
-      text = await readFile(join(this.dir, SEEN_FILE), "utf8");
+      text = await readFile(join(dir, SEEN_FILE), "utf8");
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== "ENOENT")
-        this.logger.error(
+        logger.error(
           { state_file: SEEN_FILE, cause: (err as NodeJS.ErrnoException).code ?? "error" },
           `STATE_DIR/${SEEN_FILE} cannot be read; the digest starts with an empty record`,
         );
@@ -49,13 +53,13 @@ export class SeenStore {
     }
     try {
       const v = JSON.parse(text) as Partial<SeenFile>;
-      this.lastDigestAt = typeof v.last_digest_at === "string" ? Date.parse(v.last_digest_at) : null;
-      if (Number.isNaN(this.lastDigestAt)) this.lastDigestAt = null;
-      for (const [k, t] of Object.entries(v.seen ?? {})) if (typeof t === "number") this.seen.set(k, t);
+      lastDigestAt = typeof v.last_digest_at === "string" ? Date.parse(v.last_digest_at) : null;
+      if (Number.isNaN(lastDigestAt)) lastDigestAt = null;
+      for (const [k, t] of Object.entries(v.seen ?? {})) if (typeof t === "number") seen.set(k, t);
     } catch {
       // Kept aside for a look; never logged (it is only hashes, but a corrupt file says nothing).
-      await rename(join(this.dir, SEEN_FILE), join(this.dir, `${SEEN_FILE}.corrupt`)).catch(() => undefined);
-      this.logger.warn(
+      await rename(join(dir, SEEN_FILE), join(dir, `${SEEN_FILE}.corrupt`)).catch(() => undefined);
+      logger.warn(
         { state_file: SEEN_FILE },
         `STATE_DIR/${SEEN_FILE} was corrupt; moved aside, starting empty`,
       );
@@ -63,21 +67,34 @@ export class SeenStore {
   }
 
   /** When `key` was first seen; records `now` for a key not seen before. */
-  firstSeen(key: string, now: number): number {
-    const t = this.seen.get(key);
+  function firstSeen(key: string, now: number): number {
+    const t = seen.get(key);
     if (t !== undefined) return t;
-    this.seen.set(key, now);
+    seen.set(key, now);
     return now;
   }
 
-  async save(now: number): Promise<void> {
-    const entries = [...this.seen].filter(([, t]) => now - t < RETAIN_MS).sort((a, b) => b[1] - a[1]);
-    this.seen = new Map(entries.slice(0, MAX_ENTRIES));
+  async function save(now: number): Promise<void> {
+    const entries = [...seen].filter(([, t]) => now - t < RETAIN_MS).sort((a, b) => b[1] - a[1]);
+    seen = new Map(entries.slice(0, MAX_ENTRIES));
     const body: SeenFile = {
       version: 1,
-      last_digest_at: this.lastDigestAt === null ? null : new Date(this.lastDigestAt).toISOString(),
-      seen: Object.fromEntries(this.seen),
+      last_digest_at: lastDigestAt === null ? null : new Date(lastDigestAt).toISOString(),
+      seen: Object.fromEntries(seen),
     };
-    await writeFileAtomic(this.dir, SEEN_FILE, JSON.stringify(body));
+    await writeFileAtomic(dir, SEEN_FILE, JSON.stringify(body));
   }
+
+  return {
+    /** When the last digest went out (null: none yet); saved with the record. */
+    get lastDigestAt(): number | null {
+      return lastDigestAt;
+    },
+    set lastDigestAt(at: number | null) {
+      lastDigestAt = at;
+    },
+    load,
+    firstSeen,
+    save,
+  };
 }

@@ -2,13 +2,12 @@ import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { z } from "zod";
 import { ToolInputError } from "../mcp/format.js";
 import { type ToolContext, toolError } from "../mcp/tools.js";
+import type { Digest } from "./digest.js";
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
 
 /** whats_new: the digest's content on demand, from the bridge's record of what it saw. */
-export function registerWhatsNewTool(server: McpServer, ctx: ToolContext): void {
-  const digest = ctx.digest;
-  if (!digest) return;
+export function registerWhatsNewTool(server: McpServer, ctx: ToolContext, digest: Digest): void {
   server.registerTool(
     "whats_new",
     {

@@ -35,31 +35,23 @@ export const unauthorizedError = (challenge = 'Bearer realm="portal-bridge"') =>
     { "www-authenticate": challenge },
   );
 
-export class Guard {
-  private readonly hosts: Set<string>;
-  private readonly origins: Set<string>;
+export type Guard = ReturnType<typeof createGuard>;
 
-  constructor(private readonly opts: GuardOptions) {
-    this.hosts = new Set(opts.allowedHosts.map((h) => h.toLowerCase()));
-    this.origins = new Set(opts.allowedOrigins.map((o) => o.toLowerCase().replace(/\/+$/, "")));
-  }
+export function createGuard(deps: GuardOptions) {
+  const hosts = new Set(deps.allowedHosts.map((h) => h.toLowerCase()));
+  const origins = new Set(deps.allowedOrigins.map((o) => o.toLowerCase().replace(/\/+$/, "")));
 
   /** True when /mcp would be open to anyone (no secret configured for it). */
-  get mcpOpen(): boolean {
-    return !this.opts.authToken && !this.opts.connectorToken;
-  }
-
-  get apiOpen(): boolean {
-    return !this.opts.authToken;
-  }
+  const mcpOpen = !deps.authToken && !deps.connectorToken;
+  const apiOpen = !deps.authToken;
 
   /** DNS-rebinding protection: the Host must be allowed; an Origin must be allowed or same-origin. */
-  checkHostAndOrigin(req: FastifyRequest): void {
-    const host = this.checkHost(req);
+  function checkHostAndOrigin(req: FastifyRequest): void {
+    const host = checkHost(req);
     const origin = req.headers.origin;
     if (origin === undefined) return;
     const o = origin.toLowerCase().replace(/\/+$/, "");
-    if (this.origins.has(o)) return;
+    if (origins.has(o)) return;
     let originHost: string | null = null;
     try {
       originHost = new URL(o).host;
@@ -72,17 +64,17 @@ export class Guard {
   }
 
   /** The Host check alone, for the OAuth endpoints that browser-based clients call cross-origin. */
-  checkHost(req: FastifyRequest): string {
+  function checkHost(req: FastifyRequest): string {
     // The Host the client addressed (a trusted proxy's X-Forwarded-Host under TRUST_PROXY).
     const host = req.host.toLowerCase();
-    if (!this.hostAllowed(host)) throw forbidden("This Host is not allowed.", "host_not_allowed");
+    if (!hostAllowed(host)) throw forbidden("This Host is not allowed.", "host_not_allowed");
     return host;
   }
 
-  private hostAllowed(host: string): boolean {
-    if (this.hosts.has(host)) return true;
+  function hostAllowed(host: string): boolean {
+    if (hosts.has(host)) return true;
     const name = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.replace(/:\d+$/, "");
-    return this.hosts.has(name);
+    return hosts.has(name);
   }
 
   /**
@@ -90,16 +82,16 @@ export class Guard {
    * matched ("auth", "connector", "oauth:<client_id>", or "open" when no secret is configured);
    * the MCP session registry caps sessions per credential with it.
    */
-  authenticate(req: FastifyRequest, scope: Scope): Credential {
+  function authenticate(req: FastifyRequest, scope: Scope): Credential {
     const presented = presentedCredentials(req.headers);
-    const { authToken, connectorToken } = this.opts;
+    const { authToken, connectorToken } = deps;
     // Compare against both slots on every request so timing does not depend on the scope.
     const idx = matchSecret(presented, [authToken, connectorToken]);
     const label = idx === 0 ? "auth" : idx === 1 ? "connector" : "open";
     if (scope === "mcp") {
-      if (this.mcpOpen || idx !== -1) return label;
+      if (mcpOpen || idx !== -1) return label;
       // OAuth access tokens open /mcp only, and only as a bearer header (RFC 6750 2.1).
-      const oauth = this.opts.oauth;
+      const oauth = deps.oauth;
       if (oauth) {
         const bearer = /^bearer\s+(\S+)\s*$/i.exec(req.headers.authorization ?? "")?.[1];
         const hit = bearer ? oauth.verify(bearer) : null;
@@ -110,15 +102,24 @@ export class Guard {
       }
       throw unauthorizedError();
     }
-    if (this.apiOpen || idx === 0) return label;
+    if (apiOpen || idx === 0) return label;
     if (idx === 1) throw forbidden("This secret is accepted on /mcp only.", "forbidden");
     throw unauthorizedError();
   }
 
   /** For the /token form: a posted secret must equal MCP_AUTH_TOKEN. */
-  matchesAuthToken(value: string): boolean {
-    return matchSecret([value], [this.opts.authToken]) === 0;
+  function matchesAuthToken(value: string): boolean {
+    return matchSecret([value], [deps.authToken]) === 0;
   }
+
+  return {
+    mcpOpen,
+    apiOpen,
+    checkHostAndOrigin,
+    checkHost,
+    authenticate,
+    matchesAuthToken,
+  };
 }
 
 /** Default MCP_ALLOWED_HOSTS: the listen host and the loopback names. */

@@ -1,4 +1,4 @@
-/** The bridge's own HTTP API shapes (contracts/portal-bridge.md) as zod schemas: routes and OpenAPI. */
+/** The bridge's own HTTP API shapes (the portal-bridge contract) as zod schemas: routes and OpenAPI. */
 import { z } from "zod";
 
 const iso = z.string().describe("RFC 3339 UTC timestamp");

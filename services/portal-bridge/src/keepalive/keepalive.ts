@@ -47,95 +47,93 @@ export interface KeepAliveOptions {
 /** Why the keep-alive is stopped: the upstream said 401, or there is nothing to keep alive. */
 export type StopCause = "upstream_401" | "not_configured" | "no_token";
 
-export class KeepAlive {
-  private state: KeepAliveState;
-  private stopCause: StopCause | null = null;
-  private readonly listeners: (() => void)[] = [];
-  private generation = 0;
-  private timer: TimerHandle | null = null;
-  private nextAt: number | null = null;
-  private stoppedReason: string | null = null;
-  /** Pings not yet answered, including stale ones from older generations. */
-  private readonly inFlight = new Set<Promise<void>>();
-  private lastBudgetS: number | null = null;
-  private lastOkAt: number | null = null;
-  private lastError: string | null = null;
-  idleTimeoutS = 7200;
+export type KeepAlive = ReturnType<typeof createKeepAlive>;
 
-  constructor(private readonly opts: KeepAliveOptions) {
-    this.state = opts.intervalMs === 0 ? "disabled" : "stopped";
-  }
+export function createKeepAlive(deps: KeepAliveOptions) {
+  let state: KeepAliveState = deps.intervalMs === 0 ? "disabled" : "stopped";
+  let stopCause: StopCause | null = null;
+  const listeners: (() => void)[] = [];
+  let generation = 0;
+  let timer: TimerHandle | null = null;
+  let nextAt: number | null = null;
+  let stoppedReason: string | null = null;
+  /** Pings not yet answered, including stale ones from older generations. */
+  const inFlight = new Set<Promise<void>>();
+  let lastBudgetS: number | null = null;
+  let lastOkAt: number | null = null;
+  let lastError: string | null = null;
+  let idleTimeoutS = 7200;
 
   /** Start a new cycle: ping now (the start-up probe), then every interval. */
-  start(): void {
-    if (this.opts.intervalMs === 0) {
-      this.state = "disabled";
+  function start(): void {
+    if (deps.intervalMs === 0) {
+      state = "disabled";
       return;
     }
-    this.cancelTimer();
-    this.generation += 1;
-    if (!this.opts.portal.configured) {
-      this.stop("the portal is not configured (PORTAL_BASE_URL)", "not_configured");
+    cancelTimer();
+    generation += 1;
+    if (!deps.portal.configured) {
+      stop("the portal is not configured (PORTAL_BASE_URL)", "not_configured");
       return;
     }
-    if (!this.opts.currentToken()) {
-      this.stop("no token; paste one at /token", "no_token");
+    if (!deps.currentToken()) {
+      stop("no token; paste one at /token", "no_token");
       return;
     }
-    this.stoppedReason = null;
-    this.stopCause = null;
-    this.setState("running");
-    this.ping(this.generation);
+    stoppedReason = null;
+    stopCause = null;
+    setState("running");
+    ping(generation);
   }
 
   /** Called after every state change (alerts listen). */
-  onChange(fn: () => void): void {
-    this.listeners.push(fn);
+  function onChange(fn: () => void): void {
+    listeners.push(fn);
   }
 
   /** Why it is stopped (null unless state is "stopped"). */
-  get cause(): StopCause | null {
-    return this.state === "stopped" ? this.stopCause : null;
+  function readCause(): StopCause | null {
+    return state === "stopped" ? stopCause : null;
   }
 
-  private setState(next: KeepAliveState): void {
-    if (next === this.state) return;
-    this.state = next;
-    for (const fn of this.listeners) fn();
+  function setState(next: KeepAliveState): void {
+    if (next === state) return;
+    state = next;
+    for (const fn of listeners) fn();
   }
 
   /** A token replacement was accepted: restart the cycle with it. */
-  restart(): void {
-    this.start();
+  function restart(): void {
+    start();
   }
 
   /** Stop timers (process shutdown). */
-  shutdown(): void {
-    this.generation += 1;
-    this.cancelTimer();
+  function shutdown(): void {
+    generation += 1;
+    cancelTimer();
   }
 
   /** Resolves when every ping in flight (stale ones too) has been handled; tests await it. */
-  async settled(): Promise<void> {
-    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  async function settled(): Promise<void> {
+    while (inFlight.size > 0) await Promise.all([...inFlight]);
   }
 
-  status(): KeepAliveStatus {
+  function status(): KeepAliveStatus {
     return {
-      state: this.state,
-      interval_ms: this.opts.intervalMs,
-      next_at: this.nextAt === null ? null : toIso(this.nextAt),
-      generation: this.generation,
-      stopped_reason: this.stoppedReason,
+      state: state,
+      interval_ms: deps.intervalMs,
+      next_at: nextAt === null ? null : toIso(nextAt),
+      generation: generation,
+      stopped_reason: stoppedReason,
     };
   }
 
-  upstreamStatus(): UpstreamStatus {
+  function upstreamStatus(): UpstreamStatus {
     return {
-      idle_timeout_s: this.idleTimeoutS,
-      last_budget_s: this.lastBudgetS,
-      last_ok_at: this.lastOkAt === null ? null : toIso(this.lastOkAt),
-      last_error: this.lastError,
+      idle_timeout_s: idleTimeoutS,
+      last_budget_s: lastBudgetS,
+      last_ok_at: lastOkAt === null ? null : toIso(lastOkAt),
+      last_error: lastError,
     };
   }
 
@@ -143,103 +141,124 @@ export class KeepAlive {
    * Another upstream request (a tool call) met a 401 with `token`: the session entry is gone,
    * so stop now instead of at the next ping, unless the token has been replaced meanwhile.
    */
-  reportRejected(token: string | null, err: PortalError): void {
-    if (this.state !== "running" && this.state !== "retrying") return;
-    if (token === null || token !== this.opts.currentToken()) return;
-    this.onUnauthorized(err);
+  function reportRejected(token: string | null, err: PortalError): void {
+    if (state !== "running" && state !== "retrying") return;
+    if (token === null || token !== deps.currentToken()) return;
+    onUnauthorized(err);
   }
 
-  private ping(gen: number): void {
-    const token = this.opts.currentToken();
-    this.nextAt = null;
-    const run = this.opts.portal
+  function ping(gen: number): void {
+    const token = deps.currentToken();
+    nextAt = null;
+    const run = deps.portal
       .refreshSession(token ? { token } : {})
       .then(
-        (budget) => this.onSuccess(gen, budget),
-        (err) => this.onFailure(gen, err),
+        (budget) => onSuccess(gen, budget),
+        (err) => onFailure(gen, err),
       )
       .finally(() => {
-        this.inFlight.delete(run);
+        inFlight.delete(run);
       });
-    this.inFlight.add(run);
+    inFlight.add(run);
   }
 
-  private onSuccess(gen: number, budgetS: number): void {
-    if (gen !== this.generation) return;
-    this.lastBudgetS = budgetS;
-    this.lastOkAt = this.opts.clock.now();
-    this.lastError = null;
-    this.setState("running");
-    this.opts.logger.info(
+  function onSuccess(gen: number, budgetS: number): void {
+    if (gen !== generation) return;
+    lastBudgetS = budgetS;
+    lastOkAt = deps.clock.now();
+    lastError = null;
+    setState("running");
+    deps.logger.info(
       { budget_s: budgetS, budget_min: Math.floor(budgetS / 60), generation: gen },
       `keep-alive ok: upstream session budget ${budgetS} s (${Math.floor(budgetS / 60)} min) left`,
     );
-    this.schedule(gen, this.opts.intervalMs);
+    schedule(gen, deps.intervalMs);
   }
 
-  private onFailure(gen: number, err: unknown): void {
-    if (gen !== this.generation) return;
+  function onFailure(gen: number, err: unknown): void {
+    if (gen !== generation) return;
     const e = err instanceof PortalError ? err : new PortalError("network");
     if (e.isAuthFailure) {
-      this.onUnauthorized(e);
+      onUnauthorized(e);
       return;
     }
-    this.lastError = e.message;
+    lastError = e.message;
     if (e.isTransient) {
-      this.setState("retrying");
-      this.opts.logger.warn(
+      setState("retrying");
+      deps.logger.warn(
         { generation: gen, retry_in_s: RETRY_DELAY_MS / 1000, cause: e.kind },
         `keep-alive failed (${e.message}); retrying in ${RETRY_DELAY_MS / 60_000} minutes`,
       );
-      this.schedule(gen, RETRY_DELAY_MS);
+      schedule(gen, RETRY_DELAY_MS);
       return;
     }
     // Not a 401 and not transient (an odd 4xx, a broken body): retrying later is still the
     // best chance of keeping the entry, because only a 401 proves it is gone.
-    this.setState("retrying");
-    this.opts.logger.warn(
+    setState("retrying");
+    deps.logger.warn(
       { generation: gen, retry_in_s: RETRY_DELAY_MS / 1000, cause: e.kind },
       `keep-alive got an unexpected answer (${e.message}); retrying in 5 minutes`,
     );
-    this.schedule(gen, RETRY_DELAY_MS);
+    schedule(gen, RETRY_DELAY_MS);
   }
 
-  private onUnauthorized(e: PortalError): void {
+  function onUnauthorized(e: PortalError): void {
     const reason =
       e.kind === "session_expired"
         ? "upstream session expired due to inactivity (401)"
         : "upstream rejected the token (401)";
-    this.lastError = e.message;
+    lastError = e.message;
     // The budget last seen belonged to a session that no longer exists.
-    this.lastBudgetS = null;
-    this.stop(reason, "upstream_401");
-    this.opts.logger.error(
+    lastBudgetS = null;
+    stop(reason, "upstream_401");
+    deps.logger.error(
       { keepalive: "stopped" },
       `keep-alive stopped for good: ${reason}. Retrying cannot revive a deleted session: log in to the portal in a browser, copy the jwt cookie and paste it at /token (PUT /api/token).`,
     );
   }
 
-  private stop(reason: string, cause: StopCause): void {
-    this.generation += 1;
-    this.cancelTimer();
-    this.nextAt = null;
-    this.stoppedReason = reason;
-    this.stopCause = cause;
-    this.state = "stopped";
+  function stop(reason: string, cause: StopCause): void {
+    generation += 1;
+    cancelTimer();
+    nextAt = null;
+    stoppedReason = reason;
+    stopCause = cause;
+    state = "stopped";
     // Listeners re-evaluate idempotently, so a stop with a new cause is announced too.
-    for (const fn of this.listeners) fn();
+    for (const fn of listeners) fn();
   }
 
-  private schedule(gen: number, ms: number): void {
-    this.cancelTimer();
-    this.nextAt = this.opts.clock.now() + ms;
-    this.timer = this.opts.clock.setTimeout(() => {
-      if (gen === this.generation) this.ping(gen);
+  function schedule(gen: number, ms: number): void {
+    cancelTimer();
+    nextAt = deps.clock.now() + ms;
+    timer = deps.clock.setTimeout(() => {
+      if (gen === generation) ping(gen);
     }, ms);
   }
 
-  private cancelTimer(): void {
-    this.timer?.cancel();
-    this.timer = null;
+  function cancelTimer(): void {
+    timer?.cancel();
+    timer = null;
   }
+
+  return {
+    /** The upstream's idle timeout in seconds (JWT_TIMEOUT_SECONDS from its config, default 7200). */
+    get idleTimeoutS(): number {
+      return idleTimeoutS;
+    },
+    set idleTimeoutS(s: number) {
+      idleTimeoutS = s;
+    },
+    get cause() {
+      return readCause();
+    },
+    start,
+    onChange,
+    restart,
+    shutdown,
+    settled,
+    status,
+    upstreamStatus,
+    reportRejected,
+  };
 }

@@ -40,32 +40,38 @@ export function setCredential(req: FastifyRequest, credential: string): void {
 const POOL_MIN = 16;
 const POOL_MAX = 256;
 
-export class ServerPool {
-  private readonly idle: McpServer[] = [];
-  private busy = 0;
-  private peak = 0;
-  constructor(private readonly make: () => McpServer) {}
-  take(): McpServer {
-    this.busy += 1;
-    if (this.busy > this.peak) this.peak = this.busy;
-    return this.idle.pop() ?? this.make();
+export type ServerPool = ReturnType<typeof createServerPool>;
+
+export function createServerPool(make: () => McpServer) {
+  const idle: McpServer[] = [];
+  let busy = 0;
+  let peak = 0;
+  function take(): McpServer {
+    busy += 1;
+    if (busy > peak) peak = busy;
+    return idle.pop() ?? make();
   }
-  async release(server: McpServer): Promise<void> {
-    this.busy -= 1;
+  async function release(server: McpServer): Promise<void> {
+    busy -= 1;
     try {
       await server.close();
     } catch {
       return; // a server that failed to close is dropped
     }
-    if (this.idle.length < Math.min(POOL_MAX, Math.max(POOL_MIN, this.peak))) this.idle.push(server);
+    if (idle.length < Math.min(POOL_MAX, Math.max(POOL_MIN, peak))) idle.push(server);
   }
+
+  return {
+    take,
+    release,
+  };
 }
 
 const isInit = (body: unknown): boolean =>
   Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 
 export function mcpHandler(deps: McpHandlerDeps) {
-  const pool = new ServerPool(deps.makeServer);
+  const pool = createServerPool(deps.makeServer);
   return async (req: FastifyRequest, reply: FastifyReply): Promise<void> => {
     const sid = req.headers["mcp-session-id"];
     if (typeof sid === "string" && sid !== "") {

@@ -47,41 +47,39 @@ export interface SessionStoreOptions {
 const OWNER = new Set(["auth", "open"]);
 export const isOwner = (credential: string): boolean => OWNER.has(credential);
 
-export class SessionStore {
-  private readonly sessions = new Map<string, Session>();
-  /** Sessions created but not yet initialized count against the cap too. */
-  private pending = 0;
-  private readonly sweeper: TimerHandle;
+export type SessionStore = ReturnType<typeof createSessionStore>;
 
-  constructor(private readonly opts: SessionStoreOptions) {
-    this.sweeper = opts.clock.setInterval(() => this.sweep(), Math.min(opts.idleMs, 60_000));
-  }
+export function createSessionStore(deps: SessionStoreOptions) {
+  const sessions = new Map<string, Session>();
+  /** Sessions created but not yet initialized count against the cap too. */
+  let pending = 0;
+  const sweeper: TimerHandle = deps.clock.setInterval(() => sweep(), Math.min(deps.idleMs, 60_000));
 
   /** Open sessions (metrics read this). */
-  get size(): number {
-    return this.sessions.size;
+  function readSize(): number {
+    return sessions.size;
   }
 
   /** Open sessions of one credential. */
-  countFor(credential: string): number {
+  function countFor(credential: string): number {
     let n = 0;
-    for (const s of this.sessions.values()) if (s.credential === credential) n += 1;
+    for (const s of sessions.values()) if (s.credential === credential) n += 1;
     return n;
   }
 
   /** No request in flight, and either no stream or no request for the idle time. */
-  private isIdle(s: Session, now: number): boolean {
-    return s.active === 0 && (s.streams === 0 || now - s.lastUsed >= this.opts.idleMs);
+  function isIdle(s: Session, now: number): boolean {
+    return s.active === 0 && (s.streams === 0 || now - s.lastUsed >= deps.idleMs);
   }
 
   /** The least recently used session matching `pick`. */
-  private lru(pick: (s: Session) => boolean): Session | undefined {
+  function lru(pick: (s: Session) => boolean): Session | undefined {
     let best: Session | undefined;
-    for (const s of this.sessions.values()) if (pick(s) && (!best || s.lastUsed < best.lastUsed)) best = s;
+    for (const s of sessions.values()) if (pick(s) && (!best || s.lastUsed < best.lastUsed)) best = s;
     return best;
   }
 
-  private full(): AppError {
+  function full(): AppError {
     return new AppError(
       503,
       "too_many_sessions",
@@ -92,71 +90,71 @@ export class SessionStore {
   }
 
   /** Make room for one more session of `credential`, evicting LRU idle sessions. */
-  private makeRoom(credential: string): void {
-    const now = this.opts.clock.now();
-    const max = this.opts.maxSessions;
+  function makeRoom(credential: string): void {
+    const now = deps.clock.now();
+    const max = deps.maxSessions;
     const owner = isOwner(credential);
     // Another credential never reaches the global cap: one slot stays the owner's.
     const othersMax = Math.max(1, max - 1);
-    const perCred = Math.min(this.opts.maxPerCredential ?? max, owner ? max : othersMax);
-    const idle = (s: Session) => this.isIdle(s, now);
-    while (this.countFor(credential) >= perCred) {
-      const victim = this.lru((s) => s.credential === credential && idle(s));
-      if (!victim) throw this.full();
-      this.evict(victim, "its credential reached MCP_MAX_SESSIONS_PER_CREDENTIAL");
+    const perCred = Math.min(deps.maxPerCredential ?? max, owner ? max : othersMax);
+    const idle = (s: Session) => isIdle(s, now);
+    while (countFor(credential) >= perCred) {
+      const victim = lru((s) => s.credential === credential && idle(s));
+      if (!victim) throw full();
+      evict(victim, "its credential reached MCP_MAX_SESSIONS_PER_CREDENTIAL");
     }
     if (!owner && max > 1)
-      while (this.othersCount() + this.pending >= othersMax) {
-        const victim = this.lru((s) => !isOwner(s.credential) && idle(s));
-        if (!victim) throw this.full();
-        this.evict(victim, "one session slot stays reserved for the owner");
+      while (othersCount() + pending >= othersMax) {
+        const victim = lru((s) => !isOwner(s.credential) && idle(s));
+        if (!victim) throw full();
+        evict(victim, "one session slot stays reserved for the owner");
       }
-    while (this.sessions.size + this.pending >= max) {
+    while (sessions.size + pending >= max) {
       // The owner closes another credential's session before one of its own.
       const others = (s: Session) => !isOwner(s.credential);
       const victim = owner
-        ? (this.lru((s) => others(s) && idle(s)) ??
-          this.lru((s) => others(s) && s.active === 0) ??
-          this.lru(idle) ??
-          this.lru((s) => s.active === 0))
-        : this.lru(idle);
-      if (!victim) throw this.full();
-      this.evict(victim, "the bridge reached MCP_MAX_SESSIONS");
+        ? (lru((s) => others(s) && idle(s)) ??
+          lru((s) => others(s) && s.active === 0) ??
+          lru(idle) ??
+          lru((s) => s.active === 0))
+        : lru(idle);
+      if (!victim) throw full();
+      evict(victim, "the bridge reached MCP_MAX_SESSIONS");
     }
   }
 
-  private othersCount(): number {
+  function othersCount(): number {
     let n = 0;
-    for (const s of this.sessions.values()) if (!isOwner(s.credential)) n += 1;
+    for (const s of sessions.values()) if (!isOwner(s.credential)) n += 1;
     return n;
   }
 
-  private evict(s: Session, why: string): void {
-    this.opts.logger.info(
-      { credential: s.credential, idle_s: Math.round((this.opts.clock.now() - s.lastUsed) / 1000) },
+  function evict(s: Session, why: string): void {
+    deps.logger.info(
+      { credential: s.credential, idle_s: Math.round((deps.clock.now() - s.lastUsed) / 1000) },
       `MCP session closed to make room: ${why}; the least recently used idle one goes`,
     );
     // Removed from the map at once, so its next request gets 404 and the client re-initializes.
-    if (s.id) this.sessions.delete(s.id);
-    void this.closeSession(s);
+    if (s.id) sessions.delete(s.id);
+    void closeSession(s);
   }
 
-  get(id: string): Session | undefined {
-    const s = this.sessions.get(id);
-    if (s) s.lastUsed = this.opts.clock.now();
+  function get(id: string): Session | undefined {
+    const s = sessions.get(id);
+    if (s) s.lastUsed = deps.clock.now();
     return s;
   }
 
   /** A new session for an initialize request; evicts LRU idle sessions at a cap. */
-  async create(credential = "default"): Promise<Session> {
-    this.makeRoom(credential);
-    this.pending += 1;
-    const server = this.opts.makeServer();
+  async function create(credential = "default"): Promise<Session> {
+    makeRoom(credential);
+    pending += 1;
+    const server = deps.makeServer();
     const session: Session = {
       id: null,
       transport: undefined as never,
       server,
-      lastUsed: this.opts.clock.now(),
+      lastUsed: deps.clock.now(),
       credential,
       active: 0,
       streams: 0,
@@ -165,7 +163,7 @@ export class SessionStore {
     const settle = () => {
       if (!settled) {
         settled = true;
-        this.pending -= 1;
+        pending -= 1;
       }
     };
     session.transport = new StreamableHTTPServerTransport({
@@ -174,28 +172,28 @@ export class SessionStore {
       onsessioninitialized: (id) => {
         settle();
         session.id = id;
-        session.lastUsed = this.opts.clock.now();
-        this.sessions.set(id, session);
+        session.lastUsed = deps.clock.now();
+        sessions.set(id, session);
       },
       onsessionclosed: (id) => {
-        this.sessions.delete(id);
+        sessions.delete(id);
       },
     });
     session.transport.onclose = () => {
       settle();
-      if (session.id) this.sessions.delete(session.id);
+      if (session.id) sessions.delete(session.id);
     };
     await server.connect(session.transport);
     return session;
   }
 
   /** Called when an initialize request finished without creating a session (bad request). */
-  abandon(session: Session): void {
-    if (session.id === null) void this.closeSession(session);
+  function abandon(session: Session): void {
+    if (session.id === null) void closeSession(session);
   }
 
-  private async closeSession(s: Session): Promise<void> {
-    if (s.id) this.sessions.delete(s.id);
+  async function closeSession(s: Session): Promise<void> {
+    if (s.id) sessions.delete(s.id);
     try {
       await s.server.close();
     } catch {
@@ -203,19 +201,31 @@ export class SessionStore {
     }
   }
 
-  sweep(): void {
-    const cutoff = this.opts.clock.now() - this.opts.idleMs;
-    for (const s of [...this.sessions.values()]) {
+  function sweep(): void {
+    const cutoff = deps.clock.now() - deps.idleMs;
+    for (const s of [...sessions.values()]) {
       // An open stream does not keep a session that has had no request for the idle time.
       if (s.active === 0 && s.lastUsed <= cutoff) {
-        this.opts.logger.info("MCP session closed after idle timeout");
-        void this.closeSession(s);
+        deps.logger.info("MCP session closed after idle timeout");
+        void closeSession(s);
       }
     }
   }
 
-  async closeAll(): Promise<void> {
-    this.sweeper.cancel();
-    await Promise.all([...this.sessions.values()].map((s) => this.closeSession(s)));
+  async function closeAll(): Promise<void> {
+    sweeper.cancel();
+    await Promise.all([...sessions.values()].map((s) => closeSession(s)));
   }
+
+  return {
+    get size() {
+      return readSize();
+    },
+    countFor,
+    get,
+    create,
+    abandon,
+    sweep,
+    closeAll,
+  };
 }

@@ -139,41 +139,44 @@ export interface Target {
 
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
-export class TimetableService {
-  private cache: { at: number; value: UserData2017 } | null = null;
+/** The timetable client, the clock its cache is dated by, and TIMETABLE_STUDENT (the child read when none is named). */
+export interface TimetableServiceDeps {
+  client: TimetableClient;
+  clock: Clock;
+  presetStudent?: string | undefined;
+}
 
-  constructor(
-    private readonly client: TimetableClient,
-    private readonly clock: Clock,
-    /** TIMETABLE_STUDENT: the child read when none is named. */
-    private readonly presetStudent: string | undefined = undefined,
-  ) {}
+export type TimetableService = ReturnType<typeof createTimetableService>;
 
-  async userData(fresh = false): Promise<Record<string, unknown>> {
-    const d = await this.loadUserData(fresh);
+export function createTimetableService(deps: TimetableServiceDeps) {
+  const { client, clock, presetStudent } = deps;
+  let cache: { at: number; value: UserData2017 } | null = null;
+
+  async function userData(fresh = false): Promise<Record<string, unknown>> {
+    const d = await loadUserData(fresh);
     return { ...(d.userData ?? {}) };
   }
 
-  private async loadUserData(fresh = false): Promise<UserData2017> {
-    const now = this.clock.now();
-    if (!fresh && this.cache && now - this.cache.at < USERDATA_TTL_MS) return this.cache.value;
-    const value = await this.client.call<UserData2017>("getUserData2017", {
+  async function loadUserData(fresh = false): Promise<UserData2017> {
+    const now = clock.now();
+    if (!fresh && cache && now - cache.at < USERDATA_TTL_MS) return cache.value;
+    const value = await client.call<UserData2017>("getUserData2017", {
       elementId: 0,
       deviceOs: "AND",
       deviceOsVersion: "",
     });
-    this.cache = { at: now, value: value ?? {} };
-    return this.cache.value;
+    cache = { at: now, value: value ?? {} };
+    return cache.value;
   }
 
   /** Parent accounts: their children; student accounts: an empty list. */
-  async children(): Promise<Child[]> {
-    const d = await this.loadUserData();
+  async function children(): Promise<Child[]> {
+    const d = await loadUserData();
     return childrenOf(d);
   }
 
-  async isParent(): Promise<boolean> {
-    const d = await this.loadUserData();
+  async function isParent(): Promise<boolean> {
+    const d = await loadUserData();
     return isParentAccount(d);
   }
 
@@ -182,8 +185,8 @@ export class TimetableService {
    * it a parent account reads TIMETABLE_STUDENT, else its only child, else it is an error
    * that lists the children.
    */
-  async target(student?: string): Promise<Target> {
-    const d = await this.loadUserData();
+  async function target(student?: string): Promise<Target> {
+    const d = await loadUserData();
     const u = d.userData ?? {};
     if (!isParentAccount(d)) {
       const own: Target = { id: u.elemId ?? 0, type: u.elemType ?? "STUDENT", name: u.displayName ?? "" };
@@ -197,7 +200,7 @@ export class TimetableService {
     const list = kids.map((c) => `${c.first_name} ${c.last_name} (id ${c.id})`.trim()).join(", ");
     if (kids.length === 0)
       throw new ToolInputError("This parent account has no children linked in the timetable service.");
-    const wanted = student?.trim() || this.presetStudent;
+    const wanted = student?.trim() || presetStudent;
     if (wanted) {
       const hits = kids.filter((c) => matches(wanted, c.id, c.first_name, c.last_name));
       if (hits.length === 1 && hits[0]) return toTarget(hits[0]);
@@ -216,19 +219,19 @@ export class TimetableService {
    * parent account with several children and no TIMETABLE_STUDENT reads all of them; anything
    * else is one target as in target().
    */
-  async targets(student?: string): Promise<Target[]> {
-    const d = await this.loadUserData();
+  async function targets(student?: string): Promise<Target[]> {
+    const d = await loadUserData();
     const wanted = student?.trim() ?? "";
     if (isParentAccount(d)) {
       const kids = childrenOf(d);
-      const all = wanted.toLowerCase() === "all" || (wanted === "" && !this.presetStudent && kids.length > 1);
+      const all = wanted.toLowerCase() === "all" || (wanted === "" && !presetStudent && kids.length > 1);
       if (all) return kids.map(toTarget);
-    } else if (wanted.toLowerCase() === "all") return [await this.target()];
-    return [await this.target(student)];
+    } else if (wanted.toLowerCase() === "all") return [await target()];
+    return [await target(student)];
   }
 
-  private async lookups(extra?: MasterData) {
-    const d = await this.loadUserData();
+  async function lookups(extra?: MasterData) {
+    const d = await loadUserData();
     const md = d.masterData ?? {};
     const merge = (k: "subjects" | "rooms" | "teachers" | "klassen") => [
       ...(extra?.[k] ?? []),
@@ -257,8 +260,8 @@ export class TimetableService {
     return { long, short, units };
   }
 
-  async schedule(target: Target, startDate: string, endDate: string): Promise<ScheduleEntry[]> {
-    const r = await this.client.call<{ timetable?: { periods?: Period[] }; masterData?: MasterData }>(
+  async function schedule(target: Target, startDate: string, endDate: string): Promise<ScheduleEntry[]> {
+    const r = await client.call<{ timetable?: { periods?: Period[] }; masterData?: MasterData }>(
       "getTimetable2017",
       {
         id: target.id,
@@ -270,7 +273,7 @@ export class TimetableService {
         timetableTimestamps: [],
       },
     );
-    const { long, short, units } = await this.lookups(r?.masterData);
+    const { long, short, units } = await lookups(r?.masterData);
     const entries = (r?.timetable?.periods ?? []).map((p) => {
       const els = p.elements ?? [];
       const names = (type: string, pick: (e: PeriodElement) => number | undefined) =>
@@ -329,8 +332,8 @@ export class TimetableService {
     return entries;
   }
 
-  async homework(target: Target, startDate: string, endDate: string): Promise<DatedItem[]> {
-    const r = await this.client.call<{
+  async function homework(target: Target, startDate: string, endDate: string): Promise<DatedItem[]> {
+    const r = await client.call<{
       homeWorks?: {
         id?: number;
         lessonId?: number;
@@ -345,7 +348,7 @@ export class TimetableService {
         { id?: number; subjectId?: number; subject?: string; lessonType?: string }
       >;
     }>("getHomeWork2017", { id: target.id, type: target.type, startDate, endDate });
-    const { long } = await this.lookups();
+    const { long } = await lookups();
     const lessons = r?.lessonsById ?? {};
     return (r?.homeWorks ?? []).map((h) => {
       const lesson = lessons[String(h.lessonId)];
@@ -368,8 +371,8 @@ export class TimetableService {
     });
   }
 
-  async exams(target: Target, startDate: string, endDate: string): Promise<DatedItem[]> {
-    const r = await this.client.call<{
+  async function exams(target: Target, startDate: string, endDate: string): Promise<DatedItem[]> {
+    const r = await client.call<{
       exams?: {
         startDateTime?: string;
         endDateTime?: string;
@@ -380,7 +383,7 @@ export class TimetableService {
         text?: string;
       }[];
     }>("getExams2017", { id: target.id, type: target.type, startDate, endDate });
-    const { long } = await this.lookups();
+    const { long } = await lookups();
     return (r?.exams ?? []).map((x) => {
       const start: LocalStamp | null = untisDateTime(x.startDateTime);
       const end = untisDateTime(x.endDateTime);
@@ -407,8 +410,8 @@ export class TimetableService {
    * The school calendar from the master data getUserData2017 already returns: every holiday
    * (long name, first and last day) and the time grid per weekday.
    */
-  async calendar(): Promise<{ holidays: Holiday[]; grid: GridDay[] }> {
-    const md = (await this.loadUserData()).masterData ?? {};
+  async function calendar(): Promise<{ holidays: Holiday[]; grid: GridDay[] }> {
+    const md = (await loadUserData()).masterData ?? {};
     const holidays = (md.holidays ?? [])
       .map((h) => ({
         name: str(h.longName) || str(h.name) || "Holiday",
@@ -431,8 +434,10 @@ export class TimetableService {
   }
 
   /** getMessagesOfDay2017 answers `{messages: [{id, subject, body, attachments}]}`. */
-  async messagesOfDay(date: string): Promise<{ subject: string; body: string; attachments: string[] }[]> {
-    const r = await this.client.call<{
+  async function messagesOfDay(
+    date: string,
+  ): Promise<{ subject: string; body: string; attachments: string[] }[]> {
+    const r = await client.call<{
       messages?: { subject?: string; body?: string; attachments?: unknown[] }[];
     }>("getMessagesOfDay2017", { date });
     return (r?.messages ?? []).map((m) => ({
@@ -447,6 +452,19 @@ export class TimetableService {
         .filter((a) => a !== ""),
     }));
   }
+
+  return {
+    userData,
+    children,
+    isParent,
+    target,
+    targets,
+    schedule,
+    homework,
+    exams,
+    calendar,
+    messagesOfDay,
+  };
 }
 
 function isParentAccount(d: UserData2017): boolean {

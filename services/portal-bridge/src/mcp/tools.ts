@@ -3,7 +3,6 @@ import type { Logger } from "@app/kit/logger";
 import type { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Digest } from "../digest/digest.js";
 import type { KeepAlive } from "../keepalive/keepalive.js";
 import type { TokenManager } from "../token/manager.js";
 import { type PortalClient, PortalError } from "../upstream/portal.js";
@@ -31,8 +30,6 @@ export interface ToolContext {
   logger: Logger;
   /** SCHOOL_TIMEZONE: every date shown or interpreted is local. */
   time: SchoolTime;
-  /** The digest and whats_new (set once built; null in contexts without one). */
-  digest?: Digest | null;
 }
 
 const READ_ONLY = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };

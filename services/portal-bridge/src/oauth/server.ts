@@ -16,7 +16,7 @@ import {
   UnsupportedResponseTypeError,
 } from "@modelcontextprotocol/sdk/server/auth/errors.js";
 import { OAuthClientMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
-import { FailureWindow } from "./rate-limit.js";
+import { createFailureWindow } from "./rate-limit.js";
 import type { ClientRecord, GrantRecord, OAuthState, OAuthStateFile } from "./state.js";
 
 /**
@@ -134,41 +134,32 @@ export function redirectUriAllowed(uri: string): boolean {
   return u.protocol === "http:" && LOOPBACK.has(u.hostname);
 }
 
-export class OAuthServer {
-  private state: OAuthState;
-  private readonly codes = new Map<string, CodeRecord>();
+export type OAuthServer = Awaited<ReturnType<typeof openOAuthServer>>;
+
+export async function openOAuthServer(deps: OAuthServerOptions) {
+  const oauthState: OAuthState = await deps.stateFile.load();
+  const codes = new Map<string, CodeRecord>();
   /** access-token hash → grant id, rebuilt from the state at start. */
-  private readonly accessIndex = new Map<string, { grantId: string; expiresAt: number }>();
-  private readonly registrations: FailureWindow;
-  private readonly consentFailures: FailureWindow;
-  private lastUsePersisted = 0;
-
-  readonly resource: string;
-
-  private constructor(
-    private readonly opts: OAuthServerOptions,
-    state: OAuthState,
-  ) {
-    this.state = state;
-    this.resource = `${opts.issuer}/mcp`;
-    this.registrations = new FailureWindow(opts.clock, REGISTRATIONS_PER_HOUR, 3600_000);
-    this.consentFailures = new FailureWindow(opts.clock, CONSENT_FAILURES, CONSENT_WINDOW_MS);
-    this.prune();
-  }
-
-  static async open(opts: OAuthServerOptions): Promise<OAuthServer> {
-    return new OAuthServer(opts, await opts.stateFile.load());
-  }
-
-  get issuer(): string {
-    return this.opts.issuer;
-  }
+  const accessIndex = new Map<string, { grantId: string; expiresAt: number }>();
+  const registrations = createFailureWindow({
+    clock: deps.clock,
+    limit: REGISTRATIONS_PER_HOUR,
+    windowMs: 3600_000,
+  });
+  const consentFailures = createFailureWindow({
+    clock: deps.clock,
+    limit: CONSENT_FAILURES,
+    windowMs: CONSENT_WINDOW_MS,
+  });
+  let lastUsePersisted = 0;
+  const mcpResource = `${deps.issuer}/mcp`;
+  prune();
 
   // ---- metadata ---------------------------------------------------------------------------
 
   /** RFC 8414 authorization-server metadata. */
-  authorizationServerMetadata() {
-    const o = this.opts.issuer;
+  function authorizationServerMetadata() {
+    const o = deps.issuer;
     return {
       issuer: o,
       authorization_endpoint: `${o}/oauth/authorize`,
@@ -187,10 +178,10 @@ export class OAuthServer {
   }
 
   /** RFC 9728 protected-resource metadata for /mcp. */
-  protectedResourceMetadata() {
+  function protectedResourceMetadata() {
     return {
-      resource: this.resource,
-      authorization_servers: [this.opts.issuer],
+      resource: mcpResource,
+      authorization_servers: [deps.issuer],
       scopes_supported: [SCOPE],
       bearer_methods_supported: ["header"],
       resource_name: "portal-bridge",
@@ -199,8 +190,8 @@ export class OAuthServer {
 
   // ---- registration (RFC 7591) --------------------------------------------------------------
 
-  async register(body: unknown, ip: string) {
-    if (!this.registrations.allowed(ip))
+  async function register(body: unknown, ip: string) {
+    if (!registrations.allowed(ip))
       throw new TooManyRequestsError("Too many client registrations from this address; try again later.");
     const parsed = OAuthClientMetadataSchema.safeParse(body ?? {});
     if (!parsed.success) throw new InvalidClientMetadataError("The client metadata is not valid.");
@@ -224,15 +215,15 @@ export class OAuthServer {
         );
     for (const r of meta.response_types ?? ["code"])
       if (r !== "code") throw new InvalidClientMetadataError("Only the code response type is supported.");
-    this.registrations.fail(ip);
+    registrations.fail(ip);
 
-    this.pruneUnapprovedAtCap();
-    if (this.state.clients.length >= this.opts.maxClients)
+    pruneUnapprovedAtCap();
+    if (oauthState.clients.length >= deps.maxClients)
       throw new AccessDeniedError(
-        `This bridge already has ${this.opts.maxClients} registered clients; the owner can remove one on the /token page.`,
+        `This bridge already has ${deps.maxClients} registered clients; the owner can remove one on the /token page.`,
       );
 
-    const now = this.opts.clock.now();
+    const now = deps.clock.now();
     const secret = method === "none" ? null : opaque();
     const client: ClientRecord = {
       client_id: newId(),
@@ -245,9 +236,9 @@ export class OAuthServer {
       last_used_at: null,
       approved_at: null,
     };
-    this.state.clients.push(client);
-    await this.persist();
-    this.opts.logger.info({ client_id: client.client_id }, "OAuth client registered");
+    oauthState.clients.push(client);
+    await persist();
+    deps.logger.info({ client_id: client.client_id }, "OAuth client registered");
     return {
       client_id: client.client_id,
       ...(secret ? { client_secret: secret, client_secret_expires_at: 0 } : {}),
@@ -268,8 +259,8 @@ export class OAuthServer {
    * page (never redirected: that would make the bridge an open redirector); the rest go back to
    * the client's redirect URI.
    */
-  checkAuthorize(q: Record<string, string | undefined>): AuthorizeParams {
-    const client = q.client_id ? this.client(q.client_id) : undefined;
+  function checkAuthorize(q: Record<string, string | undefined>): AuthorizeParams {
+    const client = q.client_id ? clientById(q.client_id) : undefined;
     if (!client) throw new AuthorizePageError(400, "unknown_client");
     let redirectUri: string;
     if (q.redirect_uri !== undefined) {
@@ -280,14 +271,14 @@ export class OAuthServer {
     else throw new AuthorizePageError(400, "bad_redirect_uri");
 
     const fail = (err: OAuthError) =>
-      new AuthorizeRedirectError(this.errorRedirect(redirectUri, err, q.state), err);
+      new AuthorizeRedirectError(errorRedirect(redirectUri, err, q.state), err);
     if (q.response_type !== "code")
       throw fail(new UnsupportedResponseTypeError("Only response_type=code is supported."));
     if (!q.code_challenge || !/^[A-Za-z0-9_-]{43,128}$/.test(q.code_challenge))
       throw fail(new InvalidRequestError("A PKCE code_challenge (S256) is required."));
     if (q.code_challenge_method !== "S256")
       throw fail(new InvalidRequestError("code_challenge_method must be S256."));
-    if (q.resource !== undefined && !this.resourceAllowed(q.resource))
+    if (q.resource !== undefined && !resourceAllowed(q.resource))
       throw fail(new InvalidTargetError("The resource is not this bridge's MCP endpoint."));
     return {
       client,
@@ -297,44 +288,44 @@ export class OAuthServer {
       state: q.state,
       // Unknown scopes are ignored (RFC 6749 3.3): the only thing a token opens is /mcp.
       scope: SCOPE,
-      resource: this.resource,
+      resource: mcpResource,
     };
   }
 
   /** The owner's failed consent attempts are limited per address; true while more are allowed. */
-  consentAllowed(ip: string): boolean {
-    return this.consentFailures.allowed(ip);
+  function consentAllowed(ip: string): boolean {
+    return consentFailures.allowed(ip);
   }
 
-  consentRetryAfterS(ip: string): number {
-    return this.consentFailures.retryAfterS(ip);
+  function consentRetryAfterS(ip: string): number {
+    return consentFailures.retryAfterS(ip);
   }
 
   /**
    * The owner's answer on the consent page. Returns where to send the browser, or null when the
    * secret was wrong (the page is shown again).
    */
-  async decide(
+  async function decide(
     params: AuthorizeParams,
     approve: boolean,
     ownerSecret: string,
     ip: string,
   ): Promise<string | null> {
     if (!approve)
-      return this.errorRedirect(
+      return errorRedirect(
         params.redirectUri,
         new AccessDeniedError("The owner denied access."),
         params.state,
       );
-    if (!this.opts.checkOwnerSecret(ownerSecret)) {
-      this.consentFailures.fail(ip);
-      this.opts.logger.warn("OAuth consent refused: wrong secret");
+    if (!deps.checkOwnerSecret(ownerSecret)) {
+      consentFailures.fail(ip);
+      deps.logger.warn("OAuth consent refused: wrong secret");
       return null;
     }
-    const now = this.opts.clock.now();
+    const now = deps.clock.now();
     const code = opaque();
-    this.sweepCodes(now);
-    this.codes.set(sha256(code), {
+    sweepCodes(now);
+    codes.set(sha256(code), {
       client_id: params.client.client_id,
       redirect_uri: params.redirectUri,
       redirect_uri_given: params.redirectUriGiven,
@@ -346,21 +337,21 @@ export class OAuthServer {
     });
     if (params.client.approved_at === null) {
       params.client.approved_at = toIso(now);
-      await this.persist();
+      await persist();
     }
-    this.opts.logger.info({ client_id: params.client.client_id }, "OAuth client approved by the owner");
+    deps.logger.info({ client_id: params.client.client_id }, "OAuth client approved by the owner");
     const u = new URL(params.redirectUri);
     u.searchParams.set("code", code);
     if (params.state !== undefined) u.searchParams.set("state", params.state);
-    u.searchParams.set("iss", this.opts.issuer);
+    u.searchParams.set("iss", deps.issuer);
     return u.toString();
   }
 
   // ---- token endpoint -------------------------------------------------------------------------
 
   /** Client authentication at the token and revocation endpoints (RFC 6749 2.3). */
-  authenticateClient(creds: ClientCredentials): ClientRecord {
-    const client = creds.clientId ? this.client(creds.clientId) : undefined;
+  function authenticateClient(creds: ClientCredentials): ClientRecord {
+    const client = creds.clientId ? clientById(creds.clientId) : undefined;
     if (!client) throw new InvalidClientError("Unknown client.");
     if (client.secret_hash === null) {
       if (creds.clientSecret !== undefined) throw new InvalidClientError("This client has no secret.");
@@ -371,12 +362,15 @@ export class OAuthServer {
     return client;
   }
 
-  async token(client: ClientRecord, body: Record<string, string | undefined>): Promise<TokenResponse> {
+  async function token(
+    client: ClientRecord,
+    body: Record<string, string | undefined>,
+  ): Promise<TokenResponse> {
     switch (body.grant_type) {
       case "authorization_code":
-        return this.exchangeCode(client, body);
+        return exchangeCode(client, body);
       case "refresh_token":
-        return this.refresh(client, body);
+        return refresh(client, body);
       case undefined:
         throw new InvalidRequestError("grant_type is required.");
       default:
@@ -384,26 +378,26 @@ export class OAuthServer {
     }
   }
 
-  private async exchangeCode(client: ClientRecord, body: Record<string, string | undefined>) {
+  async function exchangeCode(client: ClientRecord, body: Record<string, string | undefined>) {
     if (!body.code || !body.code_verifier)
       throw new InvalidRequestError("code and code_verifier are required.");
-    const now = this.opts.clock.now();
+    const now = deps.clock.now();
     const key = sha256(body.code);
-    const rec = this.codes.get(key);
+    const rec = codes.get(key);
     if (!rec || rec.expires_at <= now || rec.client_id !== client.client_id) {
-      if (rec && rec.expires_at <= now) this.codes.delete(key);
+      if (rec && rec.expires_at <= now) codes.delete(key);
       throw new InvalidGrantError("The authorization code is invalid or expired.");
     }
     if (rec.grant_id !== null) {
       // A replayed code: whoever holds it may be an attacker; end what the first exchange issued.
-      this.dropGrant(rec.grant_id);
-      await this.persist();
-      this.opts.logger.warn({ client_id: client.client_id }, "OAuth code reused; its tokens were revoked");
+      dropGrant(rec.grant_id);
+      await persist();
+      deps.logger.warn({ client_id: client.client_id }, "OAuth code reused; its tokens were revoked");
       throw new InvalidGrantError("The authorization code was already used.");
     }
     if (body.redirect_uri !== undefined ? body.redirect_uri !== rec.redirect_uri : rec.redirect_uri_given)
       throw new InvalidGrantError("redirect_uri does not match the authorization request.");
-    if (body.resource !== undefined && !this.resourceAllowed(body.resource))
+    if (body.resource !== undefined && !resourceAllowed(body.resource))
       throw new InvalidTargetError("The resource is not this bridge's MCP endpoint.");
     const challenge = createHash("sha256").update(body.code_verifier).digest("base64url");
     if (!/^[A-Za-z0-9._~-]{43,128}$/.test(body.code_verifier) || challenge !== rec.code_challenge)
@@ -422,54 +416,51 @@ export class OAuthServer {
       access: [],
     };
     rec.grant_id = grant.id;
-    this.state.grants.push(grant);
-    const access = this.issueAccess(grant, now);
+    oauthState.grants.push(grant);
+    const access = issueAccess(grant, now);
     client.last_used_at = toIso(now);
-    await this.persist();
-    return this.tokenResponse(access, refresh, grant.scope);
+    await persist();
+    return tokenResponse(access, refresh, grant.scope);
   }
 
-  private async refresh(client: ClientRecord, body: Record<string, string | undefined>) {
+  async function refresh(client: ClientRecord, body: Record<string, string | undefined>) {
     if (!body.refresh_token) throw new InvalidRequestError("refresh_token is required.");
-    const now = this.opts.clock.now();
+    const now = deps.clock.now();
     const hash = sha256(body.refresh_token);
-    const grant = this.state.grants.find((g) => g.refresh_hash === hash);
+    const grant = oauthState.grants.find((g) => g.refresh_hash === hash);
     if (!grant) {
-      const spent = this.state.grants.find((g) => g.spent_refresh_hashes.includes(hash));
+      const spent = oauthState.grants.find((g) => g.spent_refresh_hashes.includes(hash));
       if (spent) {
         // Rotation means a refresh token works once; a second use means it leaked.
-        this.dropGrant(spent.id);
-        await this.persist();
-        this.opts.logger.warn(
-          { client_id: spent.client_id },
-          "OAuth refresh token reused; the grant was revoked",
-        );
+        dropGrant(spent.id);
+        await persist();
+        deps.logger.warn({ client_id: spent.client_id }, "OAuth refresh token reused; the grant was revoked");
       }
       throw new InvalidGrantError("The refresh token is invalid, expired or revoked.");
     }
     if (grant.client_id !== client.client_id || grant.refresh_expires_at <= now)
       throw new InvalidGrantError("The refresh token is invalid, expired or revoked.");
-    if (body.resource !== undefined && !this.resourceAllowed(body.resource))
+    if (body.resource !== undefined && !resourceAllowed(body.resource))
       throw new InvalidTargetError("The resource is not this bridge's MCP endpoint.");
     const refresh = opaque();
     grant.spent_refresh_hashes = [grant.refresh_hash, ...grant.spent_refresh_hashes].slice(0, 20);
     grant.refresh_hash = sha256(refresh);
     grant.refresh_expires_at = now + REFRESH_TTL_S * 1000;
-    const access = this.issueAccess(grant, now);
+    const access = issueAccess(grant, now);
     client.last_used_at = toIso(now);
-    await this.persist();
-    return this.tokenResponse(access, refresh, grant.scope);
+    await persist();
+    return tokenResponse(access, refresh, grant.scope);
   }
 
-  private issueAccess(grant: GrantRecord, now: number): string {
+  function issueAccess(grant: GrantRecord, now: number): string {
     const token = opaque();
     const rec = { hash: sha256(token), expires_at: now + ACCESS_TTL_S * 1000 };
     grant.access = [...grant.access.filter((a) => a.expires_at > now), rec];
-    this.accessIndex.set(rec.hash, { grantId: grant.id, expiresAt: rec.expires_at });
+    accessIndex.set(rec.hash, { grantId: grant.id, expiresAt: rec.expires_at });
     return token;
   }
 
-  private tokenResponse(access: string, refresh: string, scope: string): TokenResponse {
+  function tokenResponse(access: string, refresh: string, scope: string): TokenResponse {
     return {
       access_token: access,
       token_type: "Bearer",
@@ -482,38 +473,38 @@ export class OAuthServer {
   // ---- revocation (RFC 7009) ------------------------------------------------------------------
 
   /** Unknown or foreign tokens are no error (RFC 7009 2.2): the answer is the same either way. */
-  async revoke(client: ClientRecord, token: string | undefined): Promise<void> {
+  async function revoke(client: ClientRecord, token: string | undefined): Promise<void> {
     if (!token) throw new InvalidRequestError("token is required.");
     const hash = sha256(token);
-    const viaAccess = this.accessIndex.get(hash);
+    const viaAccess = accessIndex.get(hash);
     const grant = viaAccess
-      ? this.state.grants.find((g) => g.id === viaAccess.grantId)
-      : this.state.grants.find((g) => g.refresh_hash === hash || g.spent_refresh_hashes.includes(hash));
+      ? oauthState.grants.find((g) => g.id === viaAccess.grantId)
+      : oauthState.grants.find((g) => g.refresh_hash === hash || g.spent_refresh_hashes.includes(hash));
     if (!grant || grant.client_id !== client.client_id) return;
     if (viaAccess) {
       grant.access = grant.access.filter((a) => a.hash !== hash);
-      this.accessIndex.delete(hash);
-    } else this.dropGrant(grant.id);
-    await this.persist();
+      accessIndex.delete(hash);
+    } else dropGrant(grant.id);
+    await persist();
   }
 
   // ---- the resource server side -----------------------------------------------------------------
 
   /** An access token for /mcp: the client it belongs to, or null (unknown, expired, revoked). */
-  verifyAccessToken(token: string): { clientId: string } | null {
-    const now = this.opts.clock.now();
-    const hit = this.accessIndex.get(sha256(token));
+  function verifyAccessToken(token: string): { clientId: string } | null {
+    const now = deps.clock.now();
+    const hit = accessIndex.get(sha256(token));
     if (!hit) return null;
     if (hit.expiresAt <= now) return null;
-    const grant = this.state.grants.find((g) => g.id === hit.grantId);
-    const client = grant ? this.client(grant.client_id) : undefined;
+    const grant = oauthState.grants.find((g) => g.id === hit.grantId);
+    const client = grant ? clientById(grant.client_id) : undefined;
     if (!grant || !client) return null;
     client.last_used_at = toIso(now);
     // last_used_at is for the owner's list, not security: persist it now and then, not per call.
-    if (now - this.lastUsePersisted > LAST_USED_PERSIST_MS) {
-      this.lastUsePersisted = now;
-      void this.persist().catch((err) =>
-        this.opts.logger.warn({ code: (err as NodeJS.ErrnoException).code }, "could not save OAuth state"),
+    if (now - lastUsePersisted > LAST_USED_PERSIST_MS) {
+      lastUsePersisted = now;
+      void persist().catch((err) =>
+        deps.logger.warn({ code: (err as NodeJS.ErrnoException).code }, "could not save OAuth state"),
       );
     }
     return { clientId: client.client_id };
@@ -522,8 +513,8 @@ export class OAuthServer {
   // ---- the owner's view -----------------------------------------------------------------------
 
   /** Clients the owner has approved (a registration nobody approved connects nothing). */
-  listClients(): ConnectedClient[] {
-    return this.state.clients
+  function listClients(): ConnectedClient[] {
+    return oauthState.clients
       .filter((c) => c.approved_at !== null)
       .map((c) => ({
         client_id: c.client_id,
@@ -535,77 +526,97 @@ export class OAuthServer {
   }
 
   /** Remove a client and every token it holds. False when there is no such client. */
-  async deleteClient(clientId: string): Promise<boolean> {
-    if (!this.client(clientId)) return false;
-    for (const g of this.state.grants.filter((x) => x.client_id === clientId)) this.dropGrant(g.id);
-    this.state.clients = this.state.clients.filter((c) => c.client_id !== clientId);
-    for (const [k, c] of this.codes) if (c.client_id === clientId) this.codes.delete(k);
-    await this.persist();
-    this.opts.logger.info({ client_id: clientId }, "OAuth client removed by the owner");
+  async function deleteClient(clientId: string): Promise<boolean> {
+    if (!clientById(clientId)) return false;
+    for (const g of oauthState.grants.filter((x) => x.client_id === clientId)) dropGrant(g.id);
+    oauthState.clients = oauthState.clients.filter((c) => c.client_id !== clientId);
+    for (const [k, c] of codes) if (c.client_id === clientId) codes.delete(k);
+    await persist();
+    deps.logger.info({ client_id: clientId }, "OAuth client removed by the owner");
     return true;
   }
 
-  client(clientId: string): ClientRecord | undefined {
-    return this.state.clients.find((c) => c.client_id === clientId);
+  function clientById(clientId: string): ClientRecord | undefined {
+    return oauthState.clients.find((c) => c.client_id === clientId);
   }
 
   /** Persist what is pending (last-used times); called on shutdown. */
-  async flush(): Promise<void> {
-    await this.persist();
+  async function flush(): Promise<void> {
+    await persist();
   }
 
   // ---- internals --------------------------------------------------------------------------------
 
-  private resourceAllowed(resource: string): boolean {
+  function resourceAllowed(resource: string): boolean {
     const r = resource.replace(/\/+$/, "");
-    return r === this.resource || r === this.opts.issuer;
+    return r === mcpResource || r === deps.issuer;
   }
 
-  private errorRedirect(redirectUri: string, err: OAuthError, state: string | undefined): string {
+  function errorRedirect(redirectUri: string, err: OAuthError, state: string | undefined): string {
     const u = new URL(redirectUri);
     u.searchParams.set("error", err.errorCode);
     u.searchParams.set("error_description", err.message);
     if (state !== undefined) u.searchParams.set("state", state);
-    u.searchParams.set("iss", this.opts.issuer);
+    u.searchParams.set("iss", deps.issuer);
     return u.toString();
   }
 
-  private dropGrant(grantId: string): void {
-    const g = this.state.grants.find((x) => x.id === grantId);
+  function dropGrant(grantId: string): void {
+    const g = oauthState.grants.find((x) => x.id === grantId);
     if (!g) return;
-    for (const a of g.access) this.accessIndex.delete(a.hash);
-    this.state.grants = this.state.grants.filter((x) => x.id !== grantId);
+    for (const a of g.access) accessIndex.delete(a.hash);
+    oauthState.grants = oauthState.grants.filter((x) => x.id !== grantId);
   }
 
-  private sweepCodes(now: number): void {
-    for (const [k, c] of this.codes) if (c.expires_at <= now) this.codes.delete(k);
+  function sweepCodes(now: number): void {
+    for (const [k, c] of codes) if (c.expires_at <= now) codes.delete(k);
   }
 
-  private pruneUnapprovedAtCap(): void {
-    if (this.state.clients.length < this.opts.maxClients) return;
-    const cutoff = this.opts.clock.now() - UNAPPROVED_PRUNE_MS;
-    this.state.clients = this.state.clients.filter(
+  function pruneUnapprovedAtCap(): void {
+    if (oauthState.clients.length < deps.maxClients) return;
+    const cutoff = deps.clock.now() - UNAPPROVED_PRUNE_MS;
+    oauthState.clients = oauthState.clients.filter(
       (c) => c.approved_at !== null || Date.parse(c.created_at) > cutoff,
     );
   }
 
   /** Drop expired tokens and grants; rebuild the access index. */
-  private prune(): void {
-    const now = this.opts.clock.now();
-    this.state.grants = this.state.grants.filter(
-      (g) => g.refresh_expires_at > now && this.state.clients.some((c) => c.client_id === g.client_id),
+  function prune(): void {
+    const now = deps.clock.now();
+    oauthState.grants = oauthState.grants.filter(
+      (g) => g.refresh_expires_at > now && oauthState.clients.some((c) => c.client_id === g.client_id),
     );
-    this.accessIndex.clear();
-    for (const g of this.state.grants) {
+    accessIndex.clear();
+    for (const g of oauthState.grants) {
       g.access = g.access.filter((a) => a.expires_at > now);
-      for (const a of g.access) this.accessIndex.set(a.hash, { grantId: g.id, expiresAt: a.expires_at });
+      for (const a of g.access) accessIndex.set(a.hash, { grantId: g.id, expiresAt: a.expires_at });
     }
   }
 
-  private persist(): Promise<void> {
-    this.prune();
-    return this.opts.stateFile.save(this.state);
+  function persist(): Promise<void> {
+    prune();
+    return deps.stateFile.save(oauthState);
   }
+
+  return {
+    issuer: deps.issuer,
+    resource: mcpResource,
+    authorizationServerMetadata,
+    protectedResourceMetadata,
+    register,
+    checkAuthorize,
+    consentAllowed,
+    consentRetryAfterS,
+    decide,
+    authenticateClient,
+    token,
+    revoke,
+    verifyAccessToken,
+    listClients,
+    deleteClient,
+    client: clientById,
+    flush,
+  };
 }
 
 /** RFC 7591 3.2.2 `invalid_redirect_uri`. */

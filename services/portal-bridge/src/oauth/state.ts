@@ -50,30 +50,32 @@ export interface OAuthState {
 
 export const emptyState = (): OAuthState => ({ version: 1, clients: [], grants: [] });
 
-export class OAuthStateFile {
-  private chain: Promise<void> = Promise.resolve();
+/** The state folder of the OAuth file, and the logger for a file that cannot be read. */
+export interface OAuthStateFileDeps {
+  dir: string;
+  logger: Logger;
+}
 
-  constructor(
-    private readonly dir: string,
-    private readonly logger: Logger,
-  ) {}
+export type OAuthStateFile = ReturnType<typeof createOAuthStateFile>;
 
-  get file(): string {
-    return join(this.dir, OAUTH_FILE);
-  }
+export function createOAuthStateFile(deps: OAuthStateFileDeps) {
+  const { dir, logger } = deps;
+  let chain: Promise<void> = Promise.resolve();
+
+  const file = join(dir, OAUTH_FILE);
 
   /**
    * A missing file is a fresh start. An unreadable one is moved aside (logged, never its content)
    * so the next save cannot silently destroy what the owner may want to inspect.
    */
-  async load(): Promise<OAuthState> {
+  async function load(): Promise<OAuthState> {
     let text: string;
     try {
-      text = await readFile(this.file, "utf8");
+      text = await readFile(file, "utf8");
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return emptyState();
-      this.logger.error({ code }, "the OAuth state file cannot be read; starting with no connected clients");
+      logger.error({ code }, "the OAuth state file cannot be read; starting with no connected clients");
       return emptyState();
     }
     try {
@@ -81,10 +83,10 @@ export class OAuthStateFile {
       if (v.version !== 1 || !Array.isArray(v.clients) || !Array.isArray(v.grants)) throw new Error("shape");
       return { version: 1, clients: v.clients, grants: v.grants };
     } catch {
-      const aside = `${this.file}.corrupt-${Date.now()}`;
-      await rename(this.file, aside).catch(() => undefined);
-      this.logger.error(
-        { moved_to: OAUTH_FILE.concat(aside.slice(this.file.length)) },
+      const aside = `${file}.corrupt-${Date.now()}`;
+      await rename(file, aside).catch(() => undefined);
+      logger.error(
+        { moved_to: OAUTH_FILE.concat(aside.slice(file.length)) },
         "the OAuth state file is corrupt; moved aside, starting with no connected clients",
       );
       return emptyState();
@@ -92,10 +94,16 @@ export class OAuthStateFile {
   }
 
   /** Saves run one after another, so an older snapshot never lands after a newer one. */
-  save(state: OAuthState): Promise<void> {
+  function save(state: OAuthState): Promise<void> {
     const body = JSON.stringify(state);
-    const next = this.chain.then(() => writeFileAtomic(this.dir, OAUTH_FILE, body));
-    this.chain = next.catch(() => undefined);
+    const next = chain.then(() => writeFileAtomic(dir, OAUTH_FILE, body));
+    chain = next.catch(() => undefined);
     return next;
   }
+
+  return {
+    file,
+    load,
+    save,
+  };
 }

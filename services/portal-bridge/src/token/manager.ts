@@ -61,34 +61,38 @@ interface MeResponse {
   user?: { id?: unknown };
 }
 
+/** The token in use at start (or null) and what checking, saving and logging a replacement needs. */
+export interface TokenManagerDeps {
+  initial: CurrentToken | null;
+  clock: Clock;
+  portal: () => PortalClient;
+  store: TokenStore;
+  logger: Logger;
+}
+
+export type TokenManager = ReturnType<typeof createTokenManager>;
+
 /** Holds the upstream token; replacement follows PUT /api/token's rules (seed, "PUT /api/token"). */
-export class TokenManager {
-  private current: CurrentToken | null;
-  private readonly listeners: ((t: CurrentToken) => void)[] = [];
-  private queue: Promise<unknown> = Promise.resolve();
+export function createTokenManager(deps: TokenManagerDeps) {
+  let current: CurrentToken | null = deps.initial;
+  const listeners: ((t: CurrentToken) => void)[] = [];
+  let queue: Promise<unknown> = Promise.resolve();
 
-  constructor(
-    initial: CurrentToken | null,
-    private readonly deps: { clock: Clock; portal: () => PortalClient; store: TokenStore; logger: Logger },
-  ) {
-    this.current = initial;
+  function readToken(): string | null {
+    return current?.token ?? null;
   }
 
-  get token(): string | null {
-    return this.current?.token ?? null;
-  }
-
-  get info(): CurrentToken | null {
-    return this.current;
+  function readInfo(): CurrentToken | null {
+    return current;
   }
 
   /** Called after a replacement has been accepted (the keep-alive restarts on it). */
-  onReplaced(fn: (t: CurrentToken) => void): void {
-    this.listeners.push(fn);
+  function onReplaced(fn: (t: CurrentToken) => void): void {
+    listeners.push(fn);
   }
 
-  status(): TokenStatus {
-    const c = this.current;
+  function status(): TokenStatus {
+    const c = current;
     if (!c)
       return {
         present: false,
@@ -104,21 +108,21 @@ export class TokenManager {
       user_id: c.claims.userId,
       issued_at: c.claims.iat === null ? null : toIso(c.claims.iat),
       expires_at: toIso(c.claims.exp),
-      expires_in_s: Math.max(0, Math.floor((c.claims.exp - this.deps.clock.now()) / 1000)),
+      expires_in_s: Math.max(0, Math.floor((c.claims.exp - deps.clock.now()) / 1000)),
     };
   }
 
   /** Replacements run one at a time, so two pastes cannot interleave their checks. */
-  replace(raw: string): Promise<CurrentToken> {
-    const run = this.queue.then(
-      () => this.replaceNow(raw),
-      () => this.replaceNow(raw),
+  function replace(raw: string): Promise<CurrentToken> {
+    const run = queue.then(
+      () => replaceNow(raw),
+      () => replaceNow(raw),
     );
-    this.queue = run.catch(() => undefined);
+    queue = run.catch(() => undefined);
     return run;
   }
 
-  private async replaceNow(raw: string): Promise<CurrentToken> {
+  async function replaceNow(raw: string): Promise<CurrentToken> {
     const token = cleanPaste(raw);
     let claims: TokenClaims;
     try {
@@ -127,7 +131,7 @@ export class TokenManager {
       const why = err instanceof MalformedTokenError ? err.message : "The token is not a JWT.";
       throw new AppError(422, "malformed_token", `${why} Paste the value of the jwt cookie.`);
     }
-    if (claims.exp <= this.deps.clock.now())
+    if (claims.exp <= deps.clock.now())
       throw new AppError(
         422,
         "expired_token",
@@ -135,29 +139,41 @@ export class TokenManager {
       );
     let me: MeResponse;
     try {
-      me = (await this.deps.portal().getJson<MeResponse>("/api/v3/me", {}, { token })) ?? {};
+      me = (await deps.portal().getJson<MeResponse>("/api/v3/me", {}, { token })) ?? {};
     } catch (err) {
       throw toReplaceError(err);
     }
     const userId = me.user?.id === undefined || me.user?.id === null ? null : String(me.user.id);
     if (userId === null)
       throw new AppError(502, "upstream_rejected", "The portal's /me answer carried no user id.");
-    const expected = this.current?.claims.userId ?? null;
+    const expected = current?.claims.userId ?? null;
     if (expected !== null && userId !== expected)
       throw conflict(
         "different_account",
         "The token belongs to a different account; switching accounts needs a new PORTAL_JWT_COOKIE and a restart.",
       );
-    await this.deps.store.save(token, this.deps.clock.iso());
+    await deps.store.save(token, deps.clock.iso());
     const next: CurrentToken = { token, claims, source: "put" };
-    this.current = next;
-    this.deps.logger.info(
+    current = next;
+    deps.logger.info(
       { expires_at: toIso(claims.exp), user_id: claims.userId },
       "upstream token replaced; saved to STATE_DIR",
     );
-    for (const fn of this.listeners) fn(next);
+    for (const fn of listeners) fn(next);
     return next;
   }
+
+  return {
+    get token() {
+      return readToken();
+    },
+    get info() {
+      return readInfo();
+    },
+    onReplaced,
+    status,
+    replace,
+  };
 }
 
 function toReplaceError(err: unknown): AppError {

@@ -11,31 +11,33 @@ export interface SavedToken {
   saved_at: string;
 }
 
-export class TokenStore {
-  constructor(
-    private readonly dir: string,
-    /** Told why a saved token could not be used (never the file's content). */
-    private readonly logger?: Pick<Logger, "warn" | "error">,
-  ) {}
+/** The state folder of the token file, and who is told why a saved token could not be used (never the file's content). */
+export interface TokenStoreDeps {
+  dir: string;
+  logger?: Pick<Logger, "warn" | "error">;
+}
 
-  get file(): string {
-    return join(this.dir, TOKEN_FILE);
-  }
+export type TokenStore = ReturnType<typeof createTokenStore>;
 
-  async load(): Promise<SavedToken | null> {
+export function createTokenStore(deps: TokenStoreDeps) {
+  const { dir, logger } = deps;
+
+  const file = join(dir, TOKEN_FILE);
+
+  async function load(): Promise<SavedToken | null> {
     let text: string;
     try {
-      text = await readFile(this.file, "utf8");
+      text = await readFile(file, "utf8");
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return null;
       if (code === "EISDIR")
-        this.logger?.error(
+        logger?.error(
           { state_file: TOKEN_FILE, cause: code },
           `the saved-token path STATE_DIR/${TOKEN_FILE} is a directory, not a file: no saved token is used and a pasted token cannot be saved; remove or rename that directory`,
         );
       else
-        this.logger?.error(
+        logger?.error(
           { state_file: TOKEN_FILE, cause: code ?? "unknown" },
           `the saved token file STATE_DIR/${TOKEN_FILE} cannot be read (${code ?? "error"}); it is ignored`,
         );
@@ -45,7 +47,7 @@ export class TokenStore {
     try {
       v = JSON.parse(text) as Partial<SavedToken>;
     } catch {
-      this.logger?.warn(
+      logger?.warn(
         { state_file: TOKEN_FILE, bytes: Buffer.byteLength(text) },
         `the saved token file STATE_DIR/${TOKEN_FILE} is corrupt (not JSON); it is ignored and replaced by the next pasted token`,
       );
@@ -53,15 +55,21 @@ export class TokenStore {
     }
     if (typeof v?.token === "string" && v.token !== "")
       return { token: v.token, saved_at: String(v.saved_at ?? "") };
-    this.logger?.warn(
+    logger?.warn(
       { state_file: TOKEN_FILE },
       `the saved token file STATE_DIR/${TOKEN_FILE} holds no token; it is ignored`,
     );
     return null;
   }
 
-  async save(token: string, savedAt: string): Promise<void> {
+  async function save(token: string, savedAt: string): Promise<void> {
     const body = JSON.stringify({ token, saved_at: savedAt } satisfies SavedToken);
-    await writeFileAtomic(this.dir, TOKEN_FILE, body);
+    await writeFileAtomic(dir, TOKEN_FILE, body);
   }
+
+  return {
+    file,
+    load,
+    save,
+  };
 }

@@ -92,42 +92,33 @@ export interface StreamResponse {
 
 type Query = Record<string, string | number | boolean | undefined>;
 
-export class PortalClient {
-  private readonly baseUrl: string | undefined;
-  private readonly timeoutMs: number;
-  private readonly clock: Clock;
-  private readonly currentToken: () => string | null;
-  private readonly fetchFn: FetchFn;
-  private readonly maxBytes: number;
-  private readonly onAuthFailure: ((token: string | null, err: PortalError) => void) | undefined;
+export type PortalClient = ReturnType<typeof createPortalClient>;
 
-  constructor(opts: PortalClientOptions) {
-    this.baseUrl = opts.baseUrl?.replace(/\/+$/, "");
-    this.timeoutMs = opts.timeoutMs;
-    this.clock = opts.clock;
-    this.currentToken = opts.currentToken;
-    this.fetchFn = opts.fetch ?? fetch;
-    this.maxBytes = opts.maxBytes ?? MAX_JSON_BYTES;
-    this.onAuthFailure = opts.onAuthFailure;
-  }
+export function createPortalClient(deps: PortalClientOptions) {
+  const baseUrl = deps.baseUrl?.replace(/\/+$/, "");
+  const { timeoutMs, clock, currentToken, onAuthFailure } = deps;
+  const fetchFn: FetchFn = deps.fetch ?? fetch;
+  const maxBytes = deps.maxBytes ?? MAX_JSON_BYTES;
 
-  get configured(): boolean {
-    return this.baseUrl !== undefined;
-  }
+  const configured = baseUrl !== undefined;
 
   /** Authenticated GET of a JSON resource under /api/. */
-  async getJson<T = unknown>(path: string, query: Query = {}, opts: { token?: string } = {}): Promise<T> {
-    return this.requestJson<T>("GET", path, query, opts.token, true);
+  async function getJson<T = unknown>(
+    path: string,
+    query: Query = {},
+    opts: { token?: string } = {},
+  ): Promise<T> {
+    return requestJson<T>("GET", path, query, opts.token, true);
   }
 
   /** Unauthenticated GET (e.g. /api/v3/config/public). */
-  async getPublicJson<T = unknown>(path: string): Promise<T> {
-    return this.requestJson<T>("GET", path, {}, undefined, false);
+  async function getPublicJson<T = unknown>(path: string): Promise<T> {
+    return requestJson<T>("GET", path, {}, undefined, false);
   }
 
   /** The keep-alive's session extension; returns the idle budget left in seconds. */
-  async refreshSession(opts: { token?: string } = {}): Promise<number> {
-    const body = await this.requestJson<{ expiresInSeconds?: unknown }>(
+  async function refreshSession(opts: { token?: string } = {}): Promise<number> {
+    const body = await requestJson<{ expiresInSeconds?: unknown }>(
       "POST",
       REFRESH_SESSION_PATH,
       {},
@@ -143,34 +134,34 @@ export class PortalClient {
    * Authenticated GET whose body is handed back as a stream (file mirror). The timeout covers
    * the wait for the response headers only, so a long download is not cut off.
    */
-  async getStream(path: string, headers: Record<string, string> = {}): Promise<StreamResponse> {
-    const { res, done } = await this.send("GET", path, {}, undefined, true, headers, false);
+  async function getStream(path: string, headers: Record<string, string> = {}): Promise<StreamResponse> {
+    const { res, done } = await send("GET", path, {}, undefined, true, headers, false);
     return { status: res.status, headers: res.headers, body: res.body, done };
   }
 
-  private async requestJson<T>(
+  async function requestJson<T>(
     method: "GET" | "POST",
     path: string,
     query: Query,
     token: string | undefined,
     auth: boolean,
   ): Promise<T> {
-    const { res, done, used } = await this.send(method, path, query, token, auth, {}, true);
+    const { res, done, used } = await send(method, path, query, token, auth, {}, true);
     try {
-      const text = await readCapped(res, this.maxBytes, () => new PortalError("too_large", res.status, used));
+      const text = await readCapped(res, maxBytes, () => new PortalError("too_large", res.status, used));
       try {
         return (text === "" ? null : JSON.parse(text)) as T;
       } catch {
         throw new PortalError("bad_response", res.status, used);
       }
     } catch (err) {
-      throw this.mapThrown(err, used);
+      throw mapThrown(err, used);
     } finally {
       done();
     }
   }
 
-  private async send(
+  async function send(
     method: "GET" | "POST",
     path: string,
     query: Query,
@@ -180,20 +171,17 @@ export class PortalClient {
     timeoutCoversBody: boolean,
   ): Promise<{ res: Response; done: () => void; used: string | null }> {
     assertAllowed(method, path);
-    if (!this.baseUrl) throw new PortalError("not_configured");
-    const token = auth ? (explicitToken ?? this.currentToken()) : null;
+    if (!baseUrl) throw new PortalError("not_configured");
+    const token = auth ? (explicitToken ?? currentToken()) : null;
     if (auth && !token) throw new PortalError("no_token");
-    const url = new URL(this.baseUrl + path);
+    const url = new URL(baseUrl + path);
     for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
     const ac = new AbortController();
-    const timer = this.clock.setTimeout(
-      () => ac.abort(new PortalError("timeout", null, token)),
-      this.timeoutMs,
-    );
+    const timer = clock.setTimeout(() => ac.abort(new PortalError("timeout", null, token)), timeoutMs);
     const done = () => timer.cancel();
     let res: Response;
     try {
-      res = await this.fetchFn(url, {
+      res = await fetchFn(url, {
         method,
         headers: {
           accept: "application/json",
@@ -205,7 +193,7 @@ export class PortalClient {
       });
     } catch (err) {
       done();
-      throw this.mapThrown(err, token);
+      throw mapThrown(err, token);
     }
     if (!timeoutCoversBody) done();
     if (res.status >= 200 && res.status < 300) return { res, done, used: token };
@@ -224,13 +212,13 @@ export class PortalClient {
         401,
         token,
       );
-      this.onAuthFailure?.(token, err);
+      onAuthFailure?.(token, err);
       throw err;
     }
     throw new PortalError("http", res.status, token);
   }
 
-  private mapThrown(err: unknown, token: string | null): PortalError {
+  function mapThrown(err: unknown, token: string | null): PortalError {
     if (err instanceof PortalError) return err;
     const e = err as { name?: string; cause?: unknown };
     if (e?.cause instanceof PortalError) return e.cause;
@@ -238,6 +226,14 @@ export class PortalClient {
       return new PortalError("timeout", null, token);
     return new PortalError("network", null, token);
   }
+
+  return {
+    configured,
+    getJson,
+    getPublicJson,
+    refreshSession,
+    getStream,
+  };
 }
 
 /** JSON answers are read into memory; a bound keeps one odd answer from exhausting it. */

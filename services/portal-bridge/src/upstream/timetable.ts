@@ -69,41 +69,38 @@ export interface TimetableOptions {
   maxBytes?: number;
 }
 
-export class TimetableClient {
-  private readonly key: Buffer;
-  private readonly fetchFn: FetchFn;
+export type TimetableClient = ReturnType<typeof createTimetableClient>;
 
-  constructor(private readonly opts: TimetableOptions) {
-    this.key = base32Decode(opts.secret);
-    this.fetchFn = opts.fetch ?? fetch;
-  }
+export function createTimetableClient(deps: TimetableOptions) {
+  const key = base32Decode(deps.secret);
+  const fetchFn: FetchFn = deps.fetch ?? fetch;
 
   /** Call an allowlisted method; `params` are merged with the auth block. */
-  async call<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  async function call<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
     if (!(TIMETABLE_METHODS as readonly string[]).includes(method))
       throw new TimetableError(
         "refused_method",
         `The timetable method ${JSON.stringify(method)} is not allowed (read-only allowlist).`,
       );
-    const clientTime = this.opts.clock.now();
-    const auth = { user: this.opts.user, otp: totp(this.key, clientTime), clientTime };
-    const url = new URL("/WebUntis/jsonrpc_intern.do", this.opts.origin);
+    const clientTime = deps.clock.now();
+    const auth = { user: deps.user, otp: totp(key, clientTime), clientTime };
+    const url = new URL("/WebUntis/jsonrpc_intern.do", deps.origin);
     url.searchParams.set("m", method);
-    url.searchParams.set("school", this.opts.school);
-    url.searchParams.set("v", this.opts.clientVersion);
+    url.searchParams.set("school", deps.school);
+    url.searchParams.set("v", deps.clientVersion);
     const body = JSON.stringify({ id: randomUUID(), jsonrpc: "2.0", method, params: [{ ...params, auth }] });
     const ac = new AbortController();
-    const timer = this.opts.clock.setTimeout(() => ac.abort(), this.opts.timeoutMs);
+    const timer = deps.clock.setTimeout(() => ac.abort(), deps.timeoutMs);
     let payload: { result?: T; error?: { code?: number; message?: string; data?: { serverTime?: number } } };
     try {
-      const res = await this.fetchFn(url, {
+      const res = await fetchFn(url, {
         method: "POST",
         headers: { "content-type": "application/json", accept: "application/json" },
         body,
         redirect: "manual",
         signal: ac.signal,
       });
-      const cap = this.opts.maxBytes ?? 10 * 1024 * 1024;
+      const cap = deps.maxBytes ?? 10 * 1024 * 1024;
       const text = await readCapped(
         res,
         cap,
@@ -133,6 +130,10 @@ export class TimetableClient {
       throw new TimetableError("bad_response", "The timetable answer has no result.");
     return payload.result as T;
   }
+
+  return {
+    call,
+  };
 }
 
 function rpcError(

@@ -2,7 +2,7 @@ import { CliError, EXIT } from "./errors.js";
 
 export type Fetch = typeof fetch;
 
-/** The subset of the admin API's shapes the CLI reads (contracts/script-platform.md). */
+/** The subset of the admin API's shapes the CLI reads (the script-platform contract). */
 export interface ScriptView {
   id: string;
   app_id: string;
@@ -47,77 +47,96 @@ export interface AppView {
   name: string;
 }
 
+/** The platform's URL, the admin token (null: none yet) and the fetch to call it with (tests inject one). */
+export interface ApiClientDeps {
+  baseUrl: string;
+  token: string | null;
+  fetch?: Fetch | undefined;
+}
+
+export type ApiClient = ReturnType<typeof createApiClient>;
+
 /** A thin client of the public admin API: bearer auth, the contract's error shape turned into CliError. */
-export class ApiClient {
-  constructor(
-    readonly baseUrl: string,
-    private readonly token: string | null,
-    private readonly fetchImpl: Fetch = fetch,
-  ) {}
+export function createApiClient(deps: ApiClientDeps) {
+  const { baseUrl, token } = deps;
+  const fetchImpl: Fetch = deps.fetch ?? fetch;
 
-  url(path: string): string {
-    return `${this.baseUrl}${path}`;
+  function url(path: string): string {
+    return `${baseUrl}${path}`;
   }
 
-  headers(extra: Record<string, string> = {}): Record<string, string> {
-    return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), ...extra };
+  function headers(extra: Record<string, string> = {}): Record<string, string> {
+    return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...extra };
   }
 
-  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+  async function request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     let res: Response;
     try {
-      res = await this.fetchImpl(this.url(path), {
+      res = await fetchImpl(url(path), {
         method,
-        headers: this.headers(body === undefined ? {} : { "content-type": "application/json" }),
+        headers: headers(body === undefined ? {} : { "content-type": "application/json" }),
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         ...(signal ? { signal } : {}),
       });
     } catch (err) {
-      throw new CliError(`Cannot reach ${this.baseUrl}: ${causeOf(err)}`);
+      throw new CliError(`Cannot reach ${baseUrl}: ${causeOf(err)}`);
     }
     if (res.status === 204) return undefined as T;
     const text = await res.text();
-    if (!res.ok) throw errorOf(res.status, text, this.baseUrl);
+    if (!res.ok) throw errorOf(res.status, text, baseUrl);
     try {
       return JSON.parse(text) as T;
     } catch {
-      throw new CliError(`${this.baseUrl} answered ${method} ${path} with something other than JSON.`);
+      throw new CliError(`${baseUrl} answered ${method} ${path} with something other than JSON.`);
     }
   }
 
-  get<T>(path: string): Promise<T> {
-    return this.request<T>("GET", path);
+  function get<T>(path: string): Promise<T> {
+    return request<T>("GET", path);
   }
 
   /** Every item of a `{items, next_cursor}` list. */
-  async all<T>(path: string): Promise<T[]> {
+  async function all<T>(path: string): Promise<T[]> {
     const out: T[] = [];
     let cursor: string | null = null;
     const sep = path.includes("?") ? "&" : "?";
     do {
       const q: string = `${sep}limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
-      const page: { items: T[]; next_cursor: string | null } = await this.get(`${path}${q}`);
+      const page: { items: T[]; next_cursor: string | null } = await get(`${path}${q}`);
       out.push(...page.items);
       cursor = page.next_cursor;
     } while (cursor);
     return out;
   }
 
-  app(idOrSlug: string): Promise<AppView> {
-    return this.get<AppView>(`/api/v1/admin/apps/${encodeURIComponent(idOrSlug)}`);
+  function app(idOrSlug: string): Promise<AppView> {
+    return get<AppView>(`/api/v1/admin/apps/${encodeURIComponent(idOrSlug)}`);
   }
 
-  scripts(appId: string): Promise<ScriptView[]> {
-    return this.all<ScriptView>(`/api/v1/admin/scripts?app_id=${encodeURIComponent(appId)}`);
+  function scripts(appId: string): Promise<ScriptView[]> {
+    return all<ScriptView>(`/api/v1/admin/scripts?app_id=${encodeURIComponent(appId)}`);
   }
 
-  routes(scriptId: string): Promise<RouteView[]> {
-    return this.all<RouteView>(`/api/v1/admin/scripts/${scriptId}/routes`);
+  function routes(scriptId: string): Promise<RouteView[]> {
+    return all<RouteView>(`/api/v1/admin/scripts/${scriptId}/routes`);
   }
 
-  triggers(appId: string): Promise<TriggerView[]> {
-    return this.all<TriggerView>(`/api/v1/admin/apps/${appId}/triggers`);
+  function triggers(appId: string): Promise<TriggerView[]> {
+    return all<TriggerView>(`/api/v1/admin/apps/${appId}/triggers`);
   }
+
+  return {
+    baseUrl,
+    url,
+    headers,
+    request,
+    get,
+    all,
+    app,
+    scripts,
+    routes,
+    triggers,
+  };
 }
 
 /** The server's `{error: {code, message}}` as one line; 401 and 403 exit with the auth code. */

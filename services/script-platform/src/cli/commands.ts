@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join, relative } from "node:path";
-import { ApiClient, type ScriptView } from "./client.js";
+import { type ApiClient, createApiClient, type ScriptView } from "./client.js";
 import { credentials, normalizeUrl, readConfig, writeConfig } from "./config.js";
 import { CliError, EXIT } from "./errors.js";
 import { fetchRemote, readFolder, writeFolder } from "./folder.js";
@@ -12,7 +12,7 @@ import { paint } from "./print.js";
 
 async function client(io: Io): Promise<ApiClient> {
   const c = await credentials(io.env);
-  return new ApiClient(c.url, c.token, io.fetch);
+  return createApiClient({ baseUrl: c.url, token: c.token, fetch: io.fetch });
 }
 
 const resolvePath = (io: Io, p: string) => (isAbsolute(p) ? p : join(io.cwd, p));
@@ -34,7 +34,7 @@ export async function login(
   let token = io.env.PLATFORM_TOKEN;
   let who: string;
   if (token) {
-    const me = await new ApiClient(url, token, io.fetch).get<{
+    const me = await createApiClient({ baseUrl: url, token, fetch: io.fetch }).get<{
       admin: { username: string } | null;
       kind: string;
     }>("/api/v1/admin/me");
@@ -44,14 +44,12 @@ export async function login(
     const password = await io.prompt("Password: ", true);
     if (!username || !password) throw new CliError("A username and a password are needed.", EXIT.usage);
     try {
-      const res = await new ApiClient(url, null, io.fetch).request<{ token: string }>(
-        "POST",
-        "/api/v1/admin/login",
-        {
-          username,
-          password,
-        },
-      );
+      const res = await createApiClient({ baseUrl: url, token: null, fetch: io.fetch }).request<{
+        token: string;
+      }>("POST", "/api/v1/admin/login", {
+        username,
+        password,
+      });
       token = res.token;
     } catch (err) {
       if (err instanceof CliError && err.code === EXIT.auth)

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { isAbsolute, join } from "node:path";
-import { ApiClient, errorOf, type ScriptView } from "./client.js";
+import { createApiClient, errorOf, type ScriptView } from "./client.js";
 import { findScript } from "./commands.js";
 import { credentials } from "./config.js";
 import { CliError, EXIT } from "./errors.js";
@@ -49,7 +49,7 @@ export async function run(io: Io, ref: string, opts: RunOptions): Promise<number
   if (!(opts.path ?? "/").startsWith("/")) throw new CliError("--path must start with /", EXIT.usage);
   const query = Object.fromEntries(target.searchParams);
   const c = await credentials(io.env);
-  const api = new ApiClient(c.url, c.token, io.fetch);
+  const api = createApiClient({ baseUrl: c.url, token: c.token, fetch: io.fetch });
   const script = await findScript(io, api, ref, opts.app);
   const draft: Record<string, unknown> = {};
   if (opts.file) {
@@ -110,7 +110,7 @@ export async function tail(io: Io, app: string, opts: TailOptions): Promise<numb
   if (opts.status && !(STATUSES as readonly string[]).includes(opts.status))
     throw new CliError(`--status must be one of ${STATUSES.join(", ")}`, EXIT.usage);
   const c = await credentials(io.env);
-  const api = new ApiClient(c.url, c.token, io.fetch);
+  const api = createApiClient({ baseUrl: c.url, token: c.token, fetch: io.fetch });
   const a = await api.app(app);
   const names = new Map<string, string>();
   const refreshNames = async () => {

@@ -5,7 +5,7 @@ import { AppError, conflict, forbidden, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import { newToken, sha256Hex } from "../crypto/tokens.js";
 import type { PlatformDB } from "../db/schema.js";
-import { type AdminsRepo, type AdminView, type ApiKeyView, adminsRepo } from "./admins-repo.js";
+import { type AdminsRepo, type AdminView, type ApiKeyView, adminsRepo } from "./admins-repository.js";
 import { API_KEY_PREFIX } from "./auth.js";
 import { hashPassword } from "./passwords.js";
 import { type AppRole, hasScope, type InstanceRole, type Principal, type Scope } from "./scopes.js";

@@ -5,7 +5,7 @@ import type { Database } from "@app/kit/db";
 import { AppError, conflict, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
-import { type AppRow, type AppsRepo, appsRepo, type DomainRow } from "./apps-repo.js";
+import { type AppRow, type AppsRepo, appsRepo, type DomainRow } from "./apps-repository.js";
 import { normalizeHost, validHostName, wildcardSuffix } from "./route-patterns.js";
 
 /** Slugs: lowercase letters, digits and `-`, 2..63 characters (contract). */

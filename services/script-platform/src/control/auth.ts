@@ -5,7 +5,7 @@ import { AppError } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import { newToken, sha256Hex } from "../crypto/tokens.js";
 import type { PlatformDB } from "../db/schema.js";
-import { type AdminsRepo, type AdminView, adminsRepo } from "./admins-repo.js";
+import { type AdminsRepo, type AdminView, adminsRepo } from "./admins-repository.js";
 import { verifyPassword } from "./passwords.js";
 import { type InstanceRole, type Principal, SCOPES, type Scope } from "./scopes.js";
 

@@ -5,7 +5,7 @@ import { newId } from "@app/kit/ids";
 import type { Logger } from "@app/kit/logger";
 import { randomPassword } from "../crypto/tokens.js";
 import type { PlatformDB } from "../db/schema.js";
-import { adminsRepo } from "./admins-repo.js";
+import { adminsRepo } from "./admins-repository.js";
 import { hashPassword } from "./passwords.js";
 
 /**

@@ -3,7 +3,7 @@ import type { Clock } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { tooManyRequests } from "@app/kit/errors";
 import type { PlatformDB } from "../db/schema.js";
-import { clearFailures, failuresOf, pruneFailures, recordFailure } from "./login-throttle-repo.js";
+import { clearFailures, failuresOf, pruneFailures, recordFailure } from "./login-throttle-repository.js";
 
 /** Failed logins allowed per username and client within the window before 429. */
 export const LOGIN_FAILURES_ALLOWED = 10;

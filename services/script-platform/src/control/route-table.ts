@@ -2,7 +2,7 @@ import type { Clock, TimerHandle } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
-import { appsRepo } from "./apps-repo.js";
+import { appsRepo } from "./apps-repository.js";
 import {
   type CompiledPattern,
   compile,
@@ -16,8 +16,8 @@ import {
   precedenceCompare,
   splitPath,
 } from "./route-patterns.js";
-import { routesRepo } from "./routes-repo.js";
-import { type ScriptRecord, scriptsRepo } from "./scripts-repo.js";
+import { routesRepo } from "./routes-repository.js";
+import { type ScriptRecord, scriptsRepo } from "./scripts-repository.js";
 
 /** A route as the admin API shows it. */
 export interface RouteView {
@@ -328,14 +328,14 @@ export function createRouteTable(database: Database<PlatformDB>, logger: Logger,
     refresh,
     async changed(appId) {
       await refresh(appId);
-      if (database.backend === "postgres") {
+      if (database.dialect.sharedByProcesses) {
         await database.notifier
           .publish(CHANNEL, appId ?? "")
           .catch((err) => logger.warn({ err }, "route change notify failed"));
       }
     },
     async start() {
-      if (database.backend === "postgres") {
+      if (database.dialect.sharedByProcesses) {
         const reload = (appId?: string) =>
           refresh(appId).catch((err) => logger.error({ err }, "route table reload failed"));
         unsubscribe = await database.notifier.subscribe(

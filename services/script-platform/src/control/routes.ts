@@ -3,7 +3,7 @@ import type { Database, Kysely } from "@app/kit/db";
 import { AppError, conflict, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
-import { appsRepo } from "./apps-repo.js";
+import { appsRepo } from "./apps-repository.js";
 import {
   compile,
   conflicts,
@@ -15,8 +15,8 @@ import {
   type RoutePattern,
 } from "./route-patterns.js";
 import { type RouteTable, type RouteView, toRouteView } from "./route-table.js";
-import { routesRepo } from "./routes-repo.js";
-import { scriptsRepo } from "./scripts-repo.js";
+import { routesRepo } from "./routes-repository.js";
+import { scriptsRepo } from "./scripts-repository.js";
 
 export interface RouteInput {
   host_kind?: HostKind | undefined;

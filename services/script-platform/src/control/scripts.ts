@@ -5,7 +5,7 @@ import { AppError, conflict, notFound } from "@app/kit/errors";
 import { newId } from "@app/kit/ids";
 import type { PlatformDB } from "../db/schema.js";
 import { appNotFound } from "./apps.js";
-import { appsRepo } from "./apps-repo.js";
+import { appsRepo } from "./apps-repository.js";
 import {
   DEFAULT_TIMEOUT_S,
   type SandboxOverrides,
@@ -20,7 +20,7 @@ import {
   type ScriptsRepo,
   type ScriptVersionRecord,
   scriptsRepo,
-} from "./scripts-repo.js";
+} from "./scripts-repository.js";
 
 /** Seed: "depth limit 8" for module imports. */
 export const MAX_IMPORT_DEPTH = 8;

@@ -4,7 +4,7 @@ import type { PlatformDB } from "../db/schema.js";
 import { docsOps } from "../sdk/docs.js";
 import { kvOps } from "../sdk/kv.js";
 import type { SdkDeps } from "../sdk/types.js";
-import { dataBrowserRepo } from "./data-browser-repo.js";
+import { dataBrowserRepo } from "./data-browser-repository.js";
 
 /** Cursor of the data browser: the last (collection, key) of the previous page, base64url JSON. */
 function encodeCursor(collection: string, key: string): string {

@@ -13,7 +13,7 @@ import {
   type PubsubTriggerRow,
   pubsubLookup,
   scriptsByIds,
-} from "./change-events-repo.js";
+} from "./change-events-repository.js";
 import type { OutboxWriter, OwnRuns, TriggeredRun } from "./enqueue.js";
 import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
 
@@ -99,7 +99,7 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
     });
     // PostgreSQL: NOTIFY inside the transaction is delivered at COMMIT, exactly "after the
     // durable commit". SQLite subscribers poll by seq instead.
-    if (dialect.backend !== "postgres") return;
+    if (!dialect.sharedByProcesses) return;
     const inline = Buffer.byteLength(text) <= INLINE_NOTIFY_MAX;
     await notifyRealtime(
       trx,
@@ -210,8 +210,7 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
     }
     const msgs = slots.map((s) => s.msg);
     const now = clock.iso();
-    // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
-    const alone = dialect.backend === "postgres" && !trx.isTransaction;
+    const alone = !dialect.inTransaction(trx);
     const p = await plan(alone ? await lookupAll(trx, msgs) : lookupIn(trx), msgs, now);
     if (!alone || (p.realtime.length === 0 && p.runs.length <= 500)) await writeOwn(trx, p, now, slots);
     else await database.writeTx((t) => writeOwn(t, p, now, slots));

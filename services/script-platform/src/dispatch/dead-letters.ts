@@ -19,7 +19,7 @@ import {
   resolveDeadLetter,
   setHandlerStatus,
   settledHandlerOutcomes,
-} from "./dead-letters-repo.js";
+} from "./dead-letters-repository.js";
 import type { OutboxWriter } from "./enqueue.js";
 
 /**

@@ -2,12 +2,12 @@ import { type Clock, type TimerHandle, toIso } from "@app/kit/clock";
 import type { Database } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { Logger } from "@app/kit/logger";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { PlatformDB } from "../db/schema.js";
 import { type PrincipalJson, principalFromJson } from "../triggers/principal.js";
 import { handlerRunFailed } from "./dead-letters.js";
 import type { LocalRuns } from "./enqueue.js";
-import { OUTBOX_CHANNEL } from "./enqueue-repo.js";
+import { OUTBOX_CHANNEL } from "./enqueue-repository.js";
 import type { FailurePolicy } from "./failure-policy.js";
 import type { Inbox } from "./inbox.js";
 import type { ExecutionLog, Finished, Job, JobRunner, RequestView } from "./job.js";
@@ -289,7 +289,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       )
       .then(
         () => {
-          if (database.backend === "postgres") return database.notifier.publish(OUTBOX_CHANNEL, "");
+          if (database.dialect.sharedByProcesses) return database.notifier.publish(OUTBOX_CHANNEL, "");
         },
         (err) =>
           logger.error(
@@ -330,7 +330,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         let rows: OutboxRow[] = [];
         let claimed: ClaimResult;
         try {
-          // One statement, its own transaction (outbox-repo.ts claim).
+          // One statement, its own transaction (outbox-repository.ts claim).
           rows = await repo.claim(database.db, instanceId, step.want);
         } catch (err) {
           grant(slots.claimReturned(step.want, 0, true).grant);
@@ -374,7 +374,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   /** Announce rows this process wrote: wake here now, and other processes via NOTIFY. */
   const enqueued = (): void => {
     wake();
-    if (database.backend === "postgres")
+    if (database.dialect.sharedByProcesses)
       void database.notifier
         .publish(OUTBOX_CHANNEL, "")
         .catch((err) => logger.warn({ err }, "outbox notify failed"));
@@ -500,7 +500,7 @@ export function createDispatcher(deps: DispatcherDeps) {
             .renewLeases(database.db, instanceId)
             .catch((err) => logger.error({ err }, "renewing this process's outbox claims failed"));
         }, deps.heartbeatMs);
-      if (database.backend === "postgres")
+      if (database.dialect.sharedByProcesses)
         unsubscribe = await database.notifier.subscribe(OUTBOX_CHANNEL, wake);
       wake();
     },

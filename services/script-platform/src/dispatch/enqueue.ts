@@ -1,15 +1,15 @@
 import { toIso } from "@app/kit/clock";
 import type { Dialect, Kysely } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { PlatformDB } from "../db/schema.js";
 import {
   insertOutboxRows,
   insertOutboxRowsAndNotify,
   type NewOutboxRow,
   notifyOutbox,
-} from "./enqueue-repo.js";
-import type { OutboxRow } from "./outbox-repo.js";
+} from "./enqueue-repository.js";
+import type { OutboxRow } from "./outbox-repository.js";
 
 /**
  * A triggered run to write to the outbox. Every row runs its script as the principal that
@@ -120,12 +120,10 @@ export function createOutboxWriter(deps: {
   const announced = new WeakSet<Kysely<PlatformDB>>();
   const insertWithNotify = insertOutboxRowsAndNotify();
   // Outside a transaction (PostgreSQL, `trx` the database itself) each write announces its rows.
-  // SQLite's write transaction is a connection-bound Kysely, not a Kysely transaction.
-  const inTransaction = (trx: Kysely<PlatformDB>) => dialect.backend !== "postgres" || trx.isTransaction;
   const announce = async (trx: Kysely<PlatformDB>) => {
     if (announced.has(trx)) return;
-    if (inTransaction(trx)) announced.add(trx);
-    if (dialect.backend === "postgres") await notifyOutbox(trx);
+    if (dialect.inTransaction(trx)) announced.add(trx);
+    if (dialect.sharedByProcesses) await notifyOutbox(trx);
     else wake();
   };
   const toRow = (run: TriggeredRun): NewOutboxRow => ({
@@ -146,11 +144,11 @@ export function createOutboxWriter(deps: {
   });
   /** Writes `rows` (those of `own` claimed by this process) and announces the others. */
   const write = async (trx: Kysely<PlatformDB>, rows: readonly NewOutboxRow[], own: number) => {
-    if (dialect.backend === "postgres" && !announced.has(trx) && rows.length <= 500) {
+    if (dialect.sharedByProcesses && !announced.has(trx) && rows.length <= 500) {
       // The common case (a publish batch): rows and announcement in one statement; no
       // announcement when every row is this process's own.
       await insertWithNotify(trx, rows, own < rows.length);
-      if (inTransaction(trx) && own < rows.length) announced.add(trx);
+      if (dialect.inTransaction(trx) && own < rows.length) announced.add(trx);
       return;
     }
     await insertOutboxRows(trx, rows);

@@ -6,7 +6,7 @@ import { findTriggerById } from "../triggers/repository.js";
 import { backoffDelayMs, type RetryPolicy } from "../triggers/settings.js";
 import { deadLetter, handlerRunFailed } from "./dead-letters.js";
 import type { OutboxWriter } from "./enqueue.js";
-import { failedOutboxRow, rescheduleOutboxRow } from "./enqueue-repo.js";
+import { failedOutboxRow, rescheduleOutboxRow } from "./enqueue-repository.js";
 
 /**
  * What the dispatcher hands the failure policy, inside the transaction that settles a failed,

@@ -1,9 +1,7 @@
-import { type Database, type Kysely, PREPARED_MARK } from "@app/kit/db";
+import type { Database, Kysely } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 
 type Trx = Kysely<PlatformDB>;
-/** Kysely's compiled query (SQL text, parameters and the operation tree). */
-type CompiledQuery = ReturnType<ReturnType<Trx["deleteFrom"]>["compile"]>;
 
 /**
  * A write that merges with the other writes of its `kind` in the same batch: `apply` runs once
@@ -50,9 +48,8 @@ export interface GroupCommitOptions {
    * Batches in flight at most: started and not yet durable (default 1). With 2 on SQLite the
    * next batch commits during the previous one's fsync (the write connection is free then) and
    * the fsyncs run back to back; but each batch then holds one event-loop turn of writes instead
-   * of a whole fsync's, and the main thread paid for the extra transactions: the hello bench on
-   * a quiet machine did 3,676-4,295 req/s at 0.307-0.355 ms CPU per request with 2 (0.075
-   * transactions per write) against 4,383-4,392 req/s at 0.283 ms with 1 (0.048). Keep 1 on
+   * of a whole fsync's, and the main thread paid for the extra transactions: the hello bench
+   * did fewer requests/s at more CPU per request with 2 (README, Execution). Keep 1 on
    * PostgreSQL, where batches in flight together could hold row locks against each other.
    */
   pipeline?: number;
@@ -97,8 +94,8 @@ interface Item {
  * write connection is free meanwhile). Either way the event loop keeps serving while a commit is
  * made durable, and what arrives meanwhile joins the next batch: one transaction and one fsync
  * per batch, never one per request (see `pipeline`). No timed window by default: with a fast
- * disk that timer only added latency (the hello route did about half the requests/s with a 1 ms
- * window).
+ * disk that timer only added latency (it cost the hello route much of its requests/s: README,
+ * Execution).
  */
 export class GroupCommit {
   /**
@@ -282,7 +279,7 @@ export class GroupCommit {
   ): Promise<{ results: unknown[]; durable: Promise<void> }> {
     const kind = batch[0]?.writes[0]?.kind;
     const alone =
-      this.database.backend === "postgres" &&
+      this.database.dialect.autocommitWrites &&
       batch.every(
         (i) => !i.fn && i.writes.length === 1 && i.writes[0]?.oneStatement && i.writes[0].kind === kind,
       );
@@ -313,52 +310,4 @@ export class GroupCommit {
     for (const item of batch) out.push(item.fn ? await item.fn(trx) : undefined);
     return out;
   }
-}
-
-/**
- * A statement whose SQL depends only on how many rows it carries, compiled once per row count:
- * Kysely builds it from a template, later calls only bind parameters (no query building or
- * compiling per batch). `params(n)` is how many parameters `n` rows bind, checked once per count.
- * `prepared` marks it for kit's PostgreSQL connection as a named prepared statement (parsed and
- * planned once per connection).
- */
-export function compiledPerRowCount(
-  build: (trx: Trx, n: number) => { compile(): CompiledQuery },
-  params: (n: number) => number,
-  opts: { prepared?: boolean; maxCached?: number } = {},
-): (trx: Trx, n: number) => CompiledQuery {
-  const cache = new Map<number, CompiledQuery>();
-  const maxCached = opts.maxCached ?? 64;
-  return (trx, n) => {
-    const cached = cache.get(n);
-    if (cached) return cached;
-    const built = build(trx, n).compile();
-    if (built.parameters.length !== params(n))
-      throw new Error(
-        `compiled statement: ${built.parameters.length} parameters for ${n} rows, expected ${params(n)}`,
-      );
-    const compiled = opts.prepared ? { ...built, sql: PREPARED_MARK + built.sql } : built;
-    if (n <= maxCached) cache.set(n, compiled);
-    return compiled;
-  };
-}
-
-/**
- * A multi-row statement compiled once per row count (see compiledPerRowCount). `build(trx, n)`
- * must produce a statement whose parameters are exactly `n` rows of `columns` values in that
- * order (a template row with every column set, e.g. `values(Array(n).fill(t))`).
- */
-export function multiRowStatement<R>(
-  columns: readonly (keyof R & string)[],
-  build: (trx: Trx, n: number) => { compile(): CompiledQuery },
-  maxCached = 64,
-) {
-  const compiled = compiledPerRowCount(build, (n) => n * columns.length, { maxCached });
-  return async (trx: Trx, rows: readonly R[]): Promise<void> => {
-    if (rows.length === 0) return;
-    const statement = compiled(trx, rows.length);
-    const parameters: unknown[] = [];
-    for (const r of rows) for (const c of columns) parameters.push(r[c]);
-    await trx.executeQuery({ ...statement, parameters });
-  };
 }

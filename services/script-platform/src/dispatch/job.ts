@@ -1,6 +1,6 @@
 import type { Kysely } from "@app/kit/db";
 import type { Principal } from "../control/scopes.js";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { PlatformDB } from "../db/schema.js";
 import type { ErrorDetail, FailureKind, LogEntry } from "../sandbox/engine.js";
 import type { MergedWrite } from "./group-commit.js";

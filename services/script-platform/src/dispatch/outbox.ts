@@ -2,7 +2,7 @@ import type { RequestView } from "./job.js";
 
 // The group commit lives in group-commit.ts; the dispatcher takes it from here with the outbox's SQL.
 export { GroupCommit } from "./group-commit.js";
-// The outbox's SQL lives in outbox-repo.ts; what the dispatcher and the runtime take from here
+// The outbox's SQL lives in outbox-repository.ts; what the dispatcher and the runtime take from here
 // is re-exported so their imports stay put.
 export {
   LEASE_MS,
@@ -10,7 +10,7 @@ export {
   type OutboxRow,
   outboxRepo,
   STALE_REPLY_MS,
-} from "./outbox-repo.js";
+} from "./outbox-repository.js";
 
 /** HTTP payload of an outbox row: the request (bytes base64) and the request id. */
 export interface HttpPayload {
@@ -19,7 +19,8 @@ export interface HttpPayload {
 }
 
 export function encodeHttpPayload(request: RequestView, requestId: string | null): HttpPayload {
-  // Spelled out (body last): rest-destructuring and spreads cost a sync request ~1% of its main-thread CPU.
+  // Spelled out (body last): rest-destructuring and spreads cost a sync request measurable
+  // main-thread CPU (README, Execution).
   const { method, path, headers, params, query, rest, body } = request;
   if (body instanceof Uint8Array)
     return {

@@ -4,8 +4,8 @@ import type { Database } from "@app/kit/db";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
 import type { TriggerSettings } from "../triggers/settings.js";
-import { deleteResolvedBefore } from "./dead-letters-repo.js";
-import { deleteAbandonedBefore, deleteRealtimeMessagesBefore } from "./retention-repo.js";
+import { deleteResolvedBefore } from "./dead-letters-repository.js";
+import { deleteAbandonedBefore, deleteRealtimeMessagesBefore } from "./retention-repository.js";
 
 const DAY_MS = 86_400_000;
 /** Realtime messages are only a hand-off to live subscribers; an hour is plenty. */

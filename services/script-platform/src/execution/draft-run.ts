@@ -3,7 +3,7 @@ import type { SandboxPolicy } from "../control/sandbox-policy.js";
 import type { Principal } from "../control/scopes.js";
 import { type ScriptLanguage, toRunnable } from "../control/script-language.js";
 import { analyzeSource } from "../control/script-validation.js";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { DraftResult, DraftInput as EngineDraftInput, Runtime } from "./runtime.js";
 
 /** What the Run panel sends (contract, "Authoring": POST /admin/scripts/{id}:run). */

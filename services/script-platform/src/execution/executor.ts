@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Clock } from "@app/kit/clock";
 import type { ScriptLookup } from "../context.js";
 import type { SandboxPolicy } from "../control/sandbox-policy.js";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import type { Finished, Job, JobOutcome, RunError } from "../dispatch/job.js";
 import type { RunOutcome } from "../sandbox/engine.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";

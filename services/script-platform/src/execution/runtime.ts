@@ -5,7 +5,7 @@ import { newId } from "@app/kit/ids";
 import { claimLease, subscriberTokenTtl } from "../config.js";
 import type { PlatformContext, Worker } from "../context.js";
 import type { Principal } from "../control/scopes.js";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
 import type { FailurePolicy } from "../dispatch/failure-policy.js";
 import { Inbox } from "../dispatch/inbox.js";
@@ -25,7 +25,7 @@ import type { EventSink, SdkDeps } from "../sdk/types.js";
 import { principalToJson } from "../triggers/principal.js";
 import { SDK_VERSION } from "../version.js";
 import { appConcurrency } from "./engine-env.js";
-import { executionsRepo, type RunError } from "./executions-repo.js";
+import { executionsRepo, type RunError } from "./executions-repository.js";
 import { createExecutor, type Executor, type JobOutcome, type RequestView, runError } from "./executor.js";
 import { failureError, toHttpAnswer } from "./response.js";
 

@@ -2,7 +2,7 @@ import type { Database } from "@app/kit/db";
 import { notFound } from "@app/kit/errors";
 import type { PlatformDB } from "../db/schema.js";
 import { blobStore } from "../sdk/blob-store.js";
-import { type FileRow, filesRepo } from "../sdk/files-repo.js";
+import { type FileRow, filesRepo } from "../sdk/files-repository.js";
 import type { EventSink } from "../sdk/types.js";
 
 /**

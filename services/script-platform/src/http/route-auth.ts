@@ -3,10 +3,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { PlatformContext } from "../context.js";
 import { resolveAppRef } from "../control/apps.js";
-import { type AppRow, appsRepo } from "../control/apps-repo.js";
+import { type AppRow, appsRepo } from "../control/apps-repository.js";
 import type { Principal, Scope } from "../control/scopes.js";
 import { scriptNotFound } from "../control/scripts.js";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 
 /**
  * A platform route's `config.auth`: an admin session or API key (401 without one), holding

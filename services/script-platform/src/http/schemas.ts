@@ -1,5 +1,5 @@
 /**
- * The platform API's shapes as zod schemas (contracts/script-platform.md): routes declare them,
+ * The platform API's shapes as zod schemas (the script-platform contract): routes declare them,
  * the OpenAPI document is built from them, and the dashboard takes its types from them
  * (`import type` only). Imports zod and nothing else, so the dashboard build can read it.
  *

@@ -3,7 +3,7 @@ import type { Database } from "@app/kit/db";
 import { unavailable } from "@app/kit/errors";
 import type { Logger } from "@app/kit/logger";
 import type { PlatformDB } from "../db/schema.js";
-import { messagesRepo } from "./messages-repo.js";
+import { messagesRepo } from "./messages-repository.js";
 
 /**
  * Fans committed publishDurable messages out to this process's SSE subscribers (best effort).
@@ -91,7 +91,7 @@ export function createRealtimeHub(opts: {
       return size;
     },
     async start() {
-      if (database.backend === "postgres") {
+      if (database.dialect.sharedByProcesses) {
         unlisten ??= await database.notifier.subscribe(REALTIME_CHANNEL, (p) => void onNotify(p));
       } else {
         lastSeq = await log.maxSeq();
@@ -110,7 +110,7 @@ export function createRealtimeHub(opts: {
       if (size >= cap)
         throw unavailable(5, "Too many realtime subscribers; try again shortly.", "subscriber_limit");
       // After an idle spell the SQLite log may hold messages older than this subscription.
-      if (database.backend === "sqlite" && size === 0) lastSeq = Math.max(lastSeq, await log.maxSeq());
+      if (!database.dialect.sharedByProcesses && size === 0) lastSeq = Math.max(lastSeq, await log.maxSeq());
       const k = key(appId, topic);
       let set = sinks.get(k);
       if (!set) {

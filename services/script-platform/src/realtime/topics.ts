@@ -4,7 +4,7 @@ import { conflict, notFound } from "@app/kit/errors";
 import { parseInput } from "@app/kit/validate";
 import { z } from "zod";
 import type { PlatformDB } from "../db/schema.js";
-import { type TopicRow, topicsRepo } from "./topics-repo.js";
+import { type TopicRow, topicsRepo } from "./topics-repository.js";
 
 /**
  * Per-app registered topics (table `topics`, migration 0002): `external` topics are open to

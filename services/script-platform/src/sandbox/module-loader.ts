@@ -1,5 +1,5 @@
 import { parse } from "acorn";
-import type { ScriptRecord } from "../control/scripts-repo.js";
+import type { ScriptRecord } from "../control/scripts-repository.js";
 import { ScriptVisibleError } from "./engine.js";
 import { Lru } from "./lru.js";
 

@@ -1,6 +1,6 @@
 import { newId } from "@app/kit/ids";
 import { defineOwn, fail, isPlainObject, limit, name, options, optString } from "./args.js";
-import { type DocRow, docsRepo } from "./docs-repo.js";
+import { type DocRow, docsRepo } from "./docs-repository.js";
 import { type Emit, writeWithEvents } from "./events.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 

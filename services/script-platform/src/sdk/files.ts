@@ -2,7 +2,7 @@ import { ScriptVisibleError } from "../sandbox/engine.js";
 import { fail, isPlainObject, limit, name, options, optString } from "./args.js";
 import { blobStore } from "./blob-store.js";
 import { type Emit, writeWithEvents } from "./events.js";
-import { type FileRow, filesRepo } from "./files-repo.js";
+import { type FileRow, filesRepo } from "./files-repository.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** files.collection(name): bytes on disk, metadata rows, SHA-256 verified on every read. */

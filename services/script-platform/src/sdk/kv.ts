@@ -1,6 +1,6 @@
 import { limit, name, options, optString } from "./args.js";
 import { writeWithEvents } from "./events.js";
-import { kvRepo } from "./kv-repo.js";
+import { kvRepo } from "./kv-repository.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** kv.collection(name): JSON values by (app, collection, key); writes emit kv change events. */

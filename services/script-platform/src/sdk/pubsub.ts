@@ -3,7 +3,7 @@ import type { Database } from "@app/kit/db";
 import type { SecretBox } from "../crypto/secret-box.js";
 import type { PlatformDB } from "../db/schema.js";
 import { defineOwn, fail, name, options } from "./args.js";
-import { insertSigningKeyIfAbsent, signingKeyOf } from "./pubsub-repo.js";
+import { insertSigningKeyIfAbsent, signingKeyOf } from "./pubsub-repository.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** Subscriber token lifetime: default and clamps (seconds). */

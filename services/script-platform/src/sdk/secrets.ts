@@ -2,7 +2,7 @@ import type { Database } from "@app/kit/db";
 import type { SecretBox } from "../crypto/secret-box.js";
 import type { PlatformDB } from "../db/schema.js";
 import { fail, name } from "./args.js";
-import { secretsRepo } from "./secrets-repo.js";
+import { secretsRepo } from "./secrets-repository.js";
 import type { SdkCall, SdkDeps } from "./types.js";
 
 /** Additional data binding a sealed secret to its app and name (a copied row fails to open). */

@@ -37,7 +37,7 @@ const collectionKind = (ops: readonly [string, ...string[]]) =>
     operations: z.array(z.enum(ops)).max(ops.length).optional(),
   });
 
-/** Request bodies of POST /admin/apps/{id}/triggers/{kind} (contracts/script-platform.md). */
+/** Request bodies of POST /admin/apps/{id}/triggers/{kind} (the script-platform contract). */
 export const createBodies = {
   kv: collectionKind(OPERATIONS.kv),
   docs: collectionKind(OPERATIONS.docs),

@@ -1,6 +1,6 @@
 import { FakeClock } from "@app/kit/clock";
 import { describe, expect, it } from "vitest";
-import type { ScriptRecord } from "../../src/control/scripts-repo.js";
+import type { ScriptRecord } from "../../src/control/scripts-repository.js";
 import type { Job } from "../../src/dispatch/job.js";
 import { createExecutor } from "../../src/execution/executor.js";
 import { SANDBOX_CEILINGS } from "../../src/sandbox/limits.js";

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { executionsRepo } from "../../src/execution/executions-repository.js";
 import { EXECUTION_LOG_RETENTION_MS } from "../../src/execution/runtime.js";
 import { principalToJson } from "../../src/triggers/principal.js";
 import { type Harness, startHarness } from "../control/harness.js";

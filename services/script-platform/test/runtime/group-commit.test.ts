@@ -8,7 +8,7 @@ import type { PlatformDB } from "../../src/db/schema.js";
 import { GroupCommit, type MergedWrite, type TransactionInfo } from "../../src/dispatch/group-commit.js";
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
-import { executionStatus, executionsRepo } from "../../src/execution/executions-repo.js";
+import { executionStatus, executionsRepo } from "../../src/execution/executions-repository.js";
 import { until } from "./turns.js";
 
 const T = "2026-11-24T08:00:00.000Z";

@@ -38,8 +38,8 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
       apps[slug] = (await h.call("POST", "/api/v1/admin/apps", { slug })).json().id;
       await h.call("POST", `/api/v1/admin/apps/${apps[slug]}/domains`, { host: `${slug}.test` });
     }
-    // 2 s: the five calm round trips below must fit inside it on a loaded machine (at load
-    // average 30 three of them took the whole second a 1 s limit gave).
+    // The five calm round trips below must fit inside the stuck run's limit on a loaded machine
+    // (the README, Tests, says why 1 s was too short).
     await deploy("hog", "stuck", STUCK, { timeout_seconds: 2 });
     await deploy(
       "hog",

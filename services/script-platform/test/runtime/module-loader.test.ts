@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ScriptRecord } from "../../src/control/scripts-repo.js";
+import type { ScriptRecord } from "../../src/control/scripts-repository.js";
 import { importNames, ModuleResolver } from "../../src/sandbox/module-loader.js";
 
 const APP = "app-1";

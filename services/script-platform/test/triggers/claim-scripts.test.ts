@@ -4,7 +4,7 @@ import { createTestDatabase } from "@app/kit/db/testing";
 import { newId } from "@app/kit/ids";
 import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import type { ScriptRecord } from "../../src/control/scripts-repo.js";
+import type { ScriptRecord } from "../../src/control/scripts-repository.js";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import type { Job, JobRunner } from "../../src/dispatch/job.js";

@@ -5,7 +5,7 @@ import { createDispatcher, type DispatcherDeps } from "../../src/dispatch/dispat
 import { Inbox } from "../../src/dispatch/inbox.js";
 import type { Finished, Job } from "../../src/dispatch/job.js";
 import type { OutboxRow } from "../../src/dispatch/outbox.js";
-import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { executionsRepo } from "../../src/execution/executions-repository.js";
 
 /** An open pubsub row of `appId`, due now, for a fresh script unless `over` says otherwise. */
 export function pubsubRow(clock: Clock, appId: string, over: Partial<OutboxRow> = {}): OutboxRow {

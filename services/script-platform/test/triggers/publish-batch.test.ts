@@ -7,14 +7,14 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createChangeEvents, type EventSink } from "../../src/dispatch/change-events.js";
-import { scriptsByIds } from "../../src/dispatch/change-events-repo.js";
+import { scriptsByIds } from "../../src/dispatch/change-events-repository.js";
 import {
   createOutboxWriter,
   type LocalRuns,
   type OutboxWriter,
   type TriggeredRun,
 } from "../../src/dispatch/enqueue.js";
-import { OUTBOX_CHANNEL } from "../../src/dispatch/enqueue-repo.js";
+import { OUTBOX_CHANNEL } from "../../src/dispatch/enqueue-repository.js";
 import type { TransactionInfo } from "../../src/dispatch/group-commit.js";
 import { LEASE_MS, type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { matchTopic } from "../../src/triggers/patterns.js";

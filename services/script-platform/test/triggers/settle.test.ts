@@ -8,7 +8,7 @@ import type { PlatformDB } from "../../src/db/schema.js";
 import { GroupCommit } from "../../src/dispatch/group-commit.js";
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
-import { executionsRepo } from "../../src/execution/executions-repo.js";
+import { executionsRepo } from "../../src/execution/executions-repository.js";
 import { pubsubRow } from "./outbox-fixtures.js";
 
 const APP = newId();

@@ -10,7 +10,7 @@ import {
   openDownload,
   rebuildFailed,
 } from "../../export/keepsake.js";
-import { TicketStore } from "../../export/tickets.js";
+import { createDownloadTickets } from "../../export/tickets.js";
 import { archiveStream } from "../../export/viewer-lang.js";
 import type { ExportWorker } from "../../export/worker.js";
 import { auth, principal } from "../route-auth.js";
@@ -28,7 +28,7 @@ const DownloadQuery = z.object({
 
 /** Keepsake export routes: status, download tickets, downloads, and the host's rebuild. */
 export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, exports: ExportWorker): void {
-  const tickets = new TicketStore(ctx.database.db, ctx.clock);
+  const tickets = createDownloadTickets({ db: ctx.database.db, clock: ctx.clock });
   const r = typed(api);
 
   // Banned guests keep read access and the keepsake download.

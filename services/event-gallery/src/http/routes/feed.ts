@@ -29,7 +29,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
   const api = typed(app);
   // This app's feed pages, deltas and overlay sources (one set per app instance, checked against
   // the database's stamps).
-  const caches = createFeedCaches(ctx.database.reader);
+  const caches = createFeedCaches(ctx.database);
   api.get(
     "/feed",
     {

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { createAdmins, USERNAME_RE } from "../../control/admins.js";
 import { resolveApp } from "../../control/apps.js";
-import { appsRepo } from "../../control/apps-repo.js";
+import { appsRepo } from "../../control/apps-repository.js";
 import { hasScope, INSTANCE_ROLES, SCOPES } from "../../control/scopes.js";
 import { listOf, PageQuery, pageOf } from "../paging.js";
 import { platformAuth, principal } from "../route-auth.js";

@@ -3,7 +3,7 @@ import { openSse } from "@app/kit/http";
 import { binary, errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
-import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repo.js";
+import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repository.js";
 import { platformAuth, targetApp } from "../route-auth.js";
 
 const query = z.strictObject({

@@ -1,7 +1,7 @@
 import { errors, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
-import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repo.js";
+import { EXECUTION_STATUSES, executionsRepo } from "../../execution/executions-repository.js";
 import { platformAuth, targetApp } from "../route-auth.js";
 import { Execution, page } from "../schemas.js";
 

@@ -3,11 +3,11 @@ import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
-import { appsRepo } from "../../control/apps-repo.js";
+import { appsRepo } from "../../control/apps-repository.js";
 import { normalizeHost } from "../../control/route-patterns.js";
 import { createRoutes, normalizeRoute, routeNotFound } from "../../control/routes.js";
 import { scriptNotFound } from "../../control/scripts.js";
-import { scriptsRepo } from "../../control/scripts-repo.js";
+import { scriptsRepo } from "../../control/scripts-repository.js";
 import { platformAuth, principal, targetScript } from "../route-auth.js";
 import { MatchResult, page, Route, RouteCheck } from "../schemas.js";
 

@@ -1,7 +1,7 @@
 import { type AppError, badRequest, notFound } from "@app/kit/errors";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Principal } from "../../control/scopes.js";
-import type { ScriptRecord } from "../../control/scripts-repo.js";
+import type { ScriptRecord } from "../../control/scripts-repository.js";
 import type { RequestView } from "../../execution/executor.js";
 import { failureError, toHttpAnswer } from "../../execution/response.js";
 import type { Runtime } from "../../execution/runtime.js";

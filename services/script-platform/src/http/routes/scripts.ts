@@ -3,7 +3,7 @@ import { errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import { z } from "zod";
 import type { RouteModule } from "../../context.js";
 import { resolveApp } from "../../control/apps.js";
-import { appsRepo } from "../../control/apps-repo.js";
+import { appsRepo } from "../../control/apps-repository.js";
 import { TIMEOUT_CEILING_S } from "../../control/sandbox-policy.js";
 import { appsWithScope } from "../../control/scopes.js";
 import { SCRIPT_LANGUAGES } from "../../control/script-language.js";

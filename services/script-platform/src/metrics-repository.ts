@@ -1,6 +1,10 @@
 import type { Kysely } from "@app/kit/db";
 import type { PlatformDB } from "./db/schema.js";
-import { EXECUTION_STATUSES, type ExecutionStatus, executionStatus } from "./execution/executions-repo.js";
+import {
+  EXECUTION_STATUSES,
+  type ExecutionStatus,
+  executionStatus,
+} from "./execution/executions-repository.js";
 
 /** The SQL behind the platform's /metrics gauges (read on each scrape, through the reader). */
 type Db = Kysely<PlatformDB>;

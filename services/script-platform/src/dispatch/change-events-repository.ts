@@ -1,5 +1,5 @@
 import { type Dialect, type Kysely, preparedQuery, type Selectable, sql } from "@app/kit/db";
-import { type ScriptRecord, scriptRecordOf } from "../control/scripts-repo.js";
+import { type ScriptRecord, scriptRecordOf } from "../control/scripts-repository.js";
 import type { PlatformDB } from "../db/schema.js";
 import { REALTIME_CHANNEL } from "../realtime/hub.js";
 

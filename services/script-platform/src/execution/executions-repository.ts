@@ -1,6 +1,13 @@
-import type { Database, Insertable, Kysely, Selectable } from "@app/kit/db";
+import {
+  compiledPerRowCount,
+  type Database,
+  type Insertable,
+  type Kysely,
+  multiRowStatement,
+  type Selectable,
+} from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
-import { compiledPerRowCount, type MergedWrite, multiRowStatement } from "../dispatch/group-commit.js";
+import type { MergedWrite } from "../dispatch/group-commit.js";
 import type { ExecutionRecord, RunError } from "../dispatch/job.js";
 import type { LogEntry } from "../sandbox/engine.js";
 
@@ -132,7 +139,7 @@ export function executionsRepo(database: Database<PlatformDB>) {
   const d = database.dialect;
   // A record id is written once; a settle retried after an unclear failure must not fail on it.
   // Compiled per database: another app in the process may speak another SQL dialect.
-  const insertRows = multiRowStatement<ExecutionRow>(COLUMNS, (trx, n) =>
+  const insertRows = multiRowStatement<ExecutionRow, PlatformDB>(COLUMNS, (trx, n) =>
     trx
       .insertInto("executions")
       .values(Array.from({ length: n }, () => TEMPLATE))
@@ -140,7 +147,7 @@ export function executionsRepo(database: Database<PlatformDB>) {
   );
   // A settle's two writes (the record in, its outbox row out). On PostgreSQL one statement (a
   // data-modifying CTE), compiled once per row count: the group commit then needs no transaction.
-  const settleStatement = compiledPerRowCount(
+  const settleStatement = compiledPerRowCount<PlatformDB>(
     (trx, n) =>
       trx
         .with("settled", (q) =>
@@ -162,7 +169,7 @@ export function executionsRepo(database: Database<PlatformDB>) {
   );
   // SQLite's settle: the delete compiled once per row count too (building it per batch was ~4%
   // of the main thread under the hello load).
-  const deleteOutboxRows = multiRowStatement<Settled>(["outboxId"], (trx, n) =>
+  const deleteOutboxRows = multiRowStatement<Settled, PlatformDB>(["outboxId"], (trx, n) =>
     trx.deleteFrom("outbox").where(
       "id",
       "in",

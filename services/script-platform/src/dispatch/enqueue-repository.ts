@@ -1,7 +1,6 @@
-import { type Kysely, sql } from "@app/kit/db";
+import { compiledPerRowCount, type Kysely, sql } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { OutboxTable } from "../db/schema-data.js";
-import { compiledPerRowCount } from "./group-commit.js";
 
 /**
  * SQL of the outbox rows the dispatch capability writes besides the runtime's own (outbox.ts):
@@ -80,7 +79,7 @@ const TEMPLATE_ROW: NewOutboxRow = {
  */
 export function insertOutboxRowsAndNotify() {
   const statement = (notify: boolean) =>
-    compiledPerRowCount(
+    compiledPerRowCount<PlatformDB>(
       (trx, n) => {
         const values = Array.from({ length: n }, () => ({ ...TEMPLATE_ROW, reply_to: null }));
         return notify

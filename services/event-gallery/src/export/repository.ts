@@ -1,7 +1,7 @@
 import type { Dialect, Kysely, Selectable } from "@app/kit/db";
 import { newId } from "@app/kit/ids";
 import type { ExportJobsTable, ExportKind, GalleryDB } from "../db/schema.js";
-import { visibleUpload } from "../feed/visibility.js";
+import { visibleUpload } from "../feed/visibility-repository.js";
 
 /** Every SQL statement of the keepsake export (jobs, content snapshot, download accounting). */
 

@@ -1,7 +1,7 @@
 import type { Kysely } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 
-/** SQL of the retention pass (dead letters: dead-letters-repo.ts). */
+/** SQL of the retention pass (dead letters: dead-letters-repository.ts). */
 
 export async function deleteAbandonedBefore(trx: Kysely<PlatformDB>, before: string): Promise<number> {
   const res = await trx

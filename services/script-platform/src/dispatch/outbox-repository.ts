@@ -1,12 +1,12 @@
 import type { Clock } from "@app/kit/clock";
 import { toIso } from "@app/kit/clock";
-import { type Database, type Kysely, preparedQuery } from "@app/kit/db";
+import { type Database, type Kysely, multiRowStatement, preparedQuery } from "@app/kit/db";
 import type { PlatformDB } from "../db/schema.js";
 import type { AbandonedExecutionsTable, OutboxTable } from "../db/schema-data.js";
 import { MAX_TIMEOUT_SECONDS } from "../sandbox/limits.js";
-import { type MergedWrite, multiRowStatement } from "./group-commit.js";
+import type { MergedWrite } from "./group-commit.js";
 
-/** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue-repo.ts). */
+/** SQL of the outbox as the runtime uses it (triggers write their own rows via enqueue-repository.ts). */
 
 export type OutboxRow = Omit<
   OutboxTable,
@@ -75,7 +75,7 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock, leaseMs
     created_at: d.fromTimestamp(r.created_at),
     lease_until: r.lease_until === null ? null : d.fromTimestamp(r.lease_until),
   });
-  const insertRows = multiRowStatement<OutboxRow>(OUTBOX_COLUMNS, (trx, n) =>
+  const insertRows = multiRowStatement<OutboxRow, PlatformDB>(OUTBOX_COLUMNS, (trx, n) =>
     trx.insertInto("outbox").values(Array.from({ length: n }, () => TEMPLATE_ROW)),
   );
   // The claim runs once per claimed batch: compiled once, a prepared statement on PostgreSQL.
@@ -110,7 +110,7 @@ export function outboxRepo(database: Database<PlatformDB>, clock: Clock, leaseMs
         )
         .returningAll(),
   );
-  const deleteIds = multiRowStatement<{ id: string }>(["id"], (trx, n) =>
+  const deleteIds = multiRowStatement<{ id: string }, PlatformDB>(["id"], (trx, n) =>
     trx.deleteFrom("outbox").where(
       "id",
       "in",
