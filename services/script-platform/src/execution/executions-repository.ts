@@ -167,8 +167,8 @@ export function executionsRepo(database: Database<PlatformDB>) {
     (n) => n * (COLUMNS.length + 1),
     { prepared: true },
   );
-  // SQLite's settle: the delete compiled once per row count too (building it per batch was ~4%
-  // of the main thread under the hello load).
+  // SQLite's settle: the delete compiled once per row count too (building it per batch showed in
+  // the main thread's profile under the hello load).
   const deleteOutboxRows = multiRowStatement<Settled, PlatformDB>(["outboxId"], (trx, n) =>
     trx.deleteFrom("outbox").where(
       "id",

@@ -111,7 +111,8 @@ export const WARM_CONTEXTS_PER_WORKER = 256;
 /**
  * A warm context is discarded after this many runs (bounds how long module-level state lives;
  * its memory is bounded by the runtime's limit anyway). Rebuilding one (prelude, web APIs,
- * module) costs a worker ~5-8 ms: at 1000 runs that was ~8 µs of every hello run.
+ * module) costs a worker milliseconds, so the bound is high enough to make that cost per run
+ * negligible (figures: README, warm contexts).
  */
 export const WARM_MAX_RUNS = 10_000;
 

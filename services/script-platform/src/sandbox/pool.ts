@@ -136,9 +136,8 @@ export const BLANK_CONTEXTS_PER_WORKER = 128;
 
 /**
  * Runs one worker may hold beyond the one it runs (see Pipelining above). One SQLite group commit
- * releases 10-20 sync runs at once; with 8, the rest waited for a "done" to reach the main thread.
- * 16 measured +9% / +15% hello req/s and 0.279 → 0.252 / 0.339 → 0.292 ms CPU per request
- * (bench/platform/ab.ts, 2 × 5 interleaved rounds, 8 of 10 won).
+ * releases a batch of sync runs at once; with a shallower pipeline the rest of a batch waited for
+ * a "done" to reach the main thread (the A/B behind this depth: README, pipelining).
  */
 export const PIPELINE_DEPTH = 16;
 

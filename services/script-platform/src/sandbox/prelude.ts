@@ -1,6 +1,6 @@
 /**
  * The guest half of the SDK boundary: JavaScript evaluated inside each fresh QuickJS context
- * before the user's module. It defines the SDK globals (contracts/script-platform.md) on top of
+ * before the user's module. It defines the SDK globals (the script-platform contract) on top of
  * two host functions it receives as arguments and never exposes: `hostCall(op, json, ...buffers)`
  * (returns a promise of `[json, ...buffers]`) and `hostLog(level, text)`.
  *
