@@ -37,13 +37,42 @@ export function applyAccent(hex: string): void {
   document.documentElement.style.setProperty("--on-accent", onAccent(hex));
 }
 
+/** A failed load is tried again after 1, 2, 4 … seconds (at most 30), and at once when back online. */
+let retryIn = 1000;
+let retry: ReturnType<typeof setTimeout> | null = null;
+const MAX_RETRY_MS = 30_000;
+
+function retryLater(): void {
+  if (retry !== null) return;
+  retry = setTimeout(() => {
+    retry = null;
+    void loadPublicEvent();
+  }, retryIn);
+  retryIn = Math.min(retryIn * 2, MAX_RETRY_MS);
+}
+
+if (typeof window !== "undefined") {
+  window.addEventListener("online", () => {
+    if (retry === null) return;
+    clearTimeout(retry);
+    retry = null;
+    void loadPublicEvent();
+  });
+}
+
+/**
+ * Loads the event card. A busy server or a dropped phone connection must not leave the join page
+ * unbranded for good: a failure is retried in the background (the page shows defaults meanwhile).
+ */
 export async function loadPublicEvent(): Promise<PublicEvent | null> {
   try {
     const ev = await api<PublicEvent>("GET", "/event/public");
     publicEvent.set(ev);
     applyAccent(ev.accent_color);
+    retryIn = 1000;
     return ev;
   } catch {
+    retryLater();
     return null;
   }
 }
