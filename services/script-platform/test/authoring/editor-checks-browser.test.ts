@@ -64,11 +64,13 @@ describe("editor checks and the failed-run tail in Chromium", () => {
       );
       await page.keyboard.press("Control+Space");
       const list = page.locator(".cm-tooltip-autocomplete");
+      // The first answer waits for the TypeScript worker to load its libraries: seconds on a busy
+      // machine, so that first wait gets a longer bound than the page's default.
       for (const m of ["get", "set", "list", "delete"])
         await list
           .locator("li", { hasText: new RegExp(`^${m}`) })
           .first()
-          .waitFor();
+          .waitFor({ timeout: 60_000 });
       await shot(page, `01-local-completion-${viewport.width}`);
       await page.keyboard.press("Escape");
       // JavaScript: an unannotated ctx is `any` to the compiler, so the SDK model answers.
