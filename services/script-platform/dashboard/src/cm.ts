@@ -175,6 +175,11 @@ export function createEditor(
       )
     : null;
   const report = (problems: SourceProblem[]) => services.onTypeErrors?.(problems);
+  // Problems the server reported (a draft run's error line) stay marked while the text they were
+  // reported for is unchanged: the type-check's answer, which may arrive later, adds to them.
+  let serverProblems: { source: string; problems: SourceProblem[] } | null = null;
+  const stillServerProblems = (view: EditorView, source: string): Diagnostic[] =>
+    serverProblems && serverProblems.source === source ? toDiagnostics(view, serverProblems.problems) : [];
   // Type errors before save, for TypeScript only (JavaScript gets completion from the worker, not checks).
   const typeCheck = (ts: boolean) =>
     ts && worker
@@ -182,7 +187,8 @@ export function createEditor(
           async (view) => {
             const source = view.state.doc.toString();
             const r = await worker.request({ type: "diagnose", source, typescript: true });
-            if (r.type !== "diagnostics" || view.state.doc.toString() !== source) return [];
+            if (r.type !== "diagnostics" || view.state.doc.toString() !== source)
+              return stillServerProblems(view, view.state.doc.toString());
             const doc = view.state.doc;
             report(
               r.items.map((d) => {
@@ -190,15 +196,18 @@ export function createEditor(
                 return { line: line.number, column: d.from - line.from + 1, message: d.message };
               }),
             );
-            return r.items.map(
-              (d): Diagnostic => ({
-                from: Math.min(d.from, doc.length),
-                to: Math.min(Math.max(d.to, d.from), doc.length),
-                severity: "error",
-                message: d.message,
-                source: "TypeScript",
-              }),
-            );
+            return [
+              ...r.items.map(
+                (d): Diagnostic => ({
+                  from: Math.min(d.from, doc.length),
+                  to: Math.min(Math.max(d.to, d.from), doc.length),
+                  severity: "error",
+                  message: d.message,
+                  source: "TypeScript",
+                }),
+              ),
+              ...stillServerProblems(view, source),
+            ];
           },
           { delay: 400 },
         )
@@ -259,7 +268,10 @@ export function createEditor(
     setValue: (text: string) =>
       view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }),
     value: () => view.state.doc.toString(),
-    showProblems: (problems) => view.dispatch(setDiagnostics(view.state, toDiagnostics(view, problems))),
+    showProblems: (problems) => {
+      serverProblems = problems.length > 0 ? { source: view.state.doc.toString(), problems } : null;
+      view.dispatch(setDiagnostics(view.state, toDiagnostics(view, problems)));
+    },
     destroy: () => {
       view.destroy();
       worker?.destroy();
