@@ -85,12 +85,17 @@ describe("host notifications in the browser", () => {
         url: "/host",
       }),
     });
-    const shown = await page.waitForFunction(`(async () => {
-      const reg = await navigator.serviceWorker.getRegistration("/");
-      const list = reg ? await reg.getNotifications() : [];
-      return list.length > 0 ? list.map((n) => ({ title: n.title, body: n.body, data: n.data })) : false;
-    })()`);
-    expect(await shown.jsonValue()).toEqual([
+    // waitForFunction would take the async predicate's promise itself as truthy: poll by
+    // round trips instead (each awaits the page), until the worker has shown the notification.
+    const notifications = () =>
+      page.evaluate(`(async () => {
+        const reg = await navigator.serviceWorker.getRegistration("/");
+        const list = reg ? await reg.getNotifications() : [];
+        return list.map((n) => ({ title: n.title, body: n.body, data: n.data }));
+      })()`) as Promise<unknown[]>;
+    let shown = await notifications();
+    while (shown.length === 0) shown = await notifications();
+    expect(shown).toEqual([
       { title: "Uploads warten", body: "3 Uploads warten auf Freigabe.", data: { url: "/host" } },
     ]);
   });
