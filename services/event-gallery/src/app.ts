@@ -11,6 +11,7 @@ import type { FastifyInstance } from "fastify";
 import { createAuth } from "./auth/auth.js";
 import { loadJwtSecret } from "./auth/secret.js";
 import { createSessionTokens } from "./auth/sessions.js";
+import { createBrandingService } from "./branding/service.js";
 import type { Config } from "./config.js";
 import type { BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
 import { migrations } from "./db/migrations/index.js";
@@ -18,6 +19,10 @@ import type { GalleryDB } from "./db/schema.js";
 import { createDerivativeWorker } from "./derivatives/worker.js";
 import { createDiskProbe } from "./disk/probe.js";
 import { ensureEventRow } from "./event/state.js";
+import { createKeepsakeBuilder } from "./export/builder.js";
+import { createKeepsakeService } from "./export/keepsake.js";
+import { createDownloadTickets } from "./export/tickets.js";
+import { createEventTransitions } from "./export/transitions.js";
 import { createExportWorker } from "./export/worker.js";
 import { createFavoritesService } from "./favorites/service.js";
 import { createGuestbookService } from "./guestbook/service.js";
@@ -152,7 +157,16 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
     const hub = createStreamHub(ctx);
     const tickets = createStreamTickets({ db: database.db, clock });
 
-    const exportWorker = createExportWorker(ctx);
+    const branding = createBrandingService(ctx);
+    const exportWorker = createExportWorker({ ...ctx, builder: createKeepsakeBuilder({ ...ctx, branding }) });
+    const transitions = createEventTransitions({
+      ...ctx,
+      effects: { jobsArmed: () => exportWorker.kick(), releaseWithdrawn: () => exportWorker.pruneArchives() },
+    });
+    const keepsake = createKeepsakeService({
+      ...ctx,
+      tickets: createDownloadTickets({ db: database.db, clock }),
+    });
 
     const app = createHttpApp({
       logger,
@@ -177,7 +191,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         const moderation = createModerationService(ctx);
         registerHostRoutes(api, ctx, moderation);
         registerPremoderationRoutes(api, ctx, createPremoderationService({ ...ctx, moderation }));
-        registerBrandingRoutes(api, ctx);
+        registerBrandingRoutes(api, ctx, branding);
         registerGuestbookRoutes(api, ctx, createGuestbookService(ctx));
         registerPushRoutes(api, notifier);
         registerAdminRoutes(api, ctx, settings);
@@ -188,8 +202,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         const favorites = createFavoritesService(ctx);
         registerFavoritesRoutes(api, ctx, favorites);
         registerFeedRoutes(api, ctx, favorites);
-        registerEventRoutes(api, ctx, exportWorker);
-        registerExportRoutes(api, ctx, exportWorker);
+        registerEventRoutes(api, ctx, transitions);
+        registerExportRoutes(api, ctx, keepsake, exportWorker);
       },
       { prefix: "/api/v1" },
     );

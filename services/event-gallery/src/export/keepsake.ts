@@ -41,49 +41,7 @@ function jobStatus(event: EventRow, job: ExportJob | undefined, isHost: boolean)
   return out;
 }
 
-export async function exportStatus(ctx: GalleryContext, user: AuthedUser) {
-  const { db } = ctx.database;
-  const event = await getEvent(db);
-  const jobs = new Map((await listJobs(db)).map((j) => [j.kind, j]));
-  const isHost = user.role !== "guest";
-  return {
-    released: event.export_released_at !== null,
-    epoch: event.export_epoch,
-    zip: jobStatus(event, jobs.get("zip"), isHost),
-    html: jobStatus(event, jobs.get("html"), isHost),
-  };
-}
-
 const DAY_MS = 24 * 3600_000;
-
-/** POST /export/ticket: only for a ready archive, within the per-user daily download limit. */
-export async function issueDownloadTicket(
-  ctx: GalleryContext,
-  tickets: TicketStore,
-  user: AuthedUser,
-  kind: ExportKind,
-): Promise<{ ticket: string; expires_at: string }> {
-  const { db } = ctx.database;
-  const event = await getEvent(db);
-  if (!isReady(event, await getJob(db, kind)))
-    throw notFound("The keepsake is not ready for download.", "not_ready");
-  const limit = await ctx.settings.get("export_downloads_per_day");
-  const now = ctx.clock.now();
-  const used = await downloadsSince(db, user.id, toIso(now - DAY_MS));
-  if (used.count + (await tickets.outstanding(user.id)) >= limit) {
-    const retryMs = used.oldest ? Date.parse(used.oldest) + DAY_MS - now : 60_000;
-    throw tooManyRequests(
-      retryMs / 1000,
-      `You can download the keepsake ${limit} times a day.`,
-      "rate_limited",
-      {
-        limit,
-      },
-    );
-  }
-  const { ticket, expiresAt } = await tickets.issue({ kind, userId: user.id, sessionId: user.sessionId });
-  return { ticket, expires_at: toIso(expiresAt) };
-}
 
 export interface OpenedDownload {
   handle: FileHandle;
@@ -91,51 +49,99 @@ export interface OpenedDownload {
   fileName: string;
 }
 
-/**
- * GET /export/{kind}/download: redeem the ticket (401 when bad), check that its session is still
- * live, that the archive is still current (404 otherwise), record the download, and open the file
- * (an open handle survives a concurrent prune of the archive).
- */
-export async function openDownload(
-  ctx: GalleryContext,
-  tickets: TicketStore,
-  ticket: string | undefined,
-  kind: ExportKind,
-): Promise<OpenedDownload> {
-  const t = ticket ? await tickets.redeem(ticket, kind) : null;
-  const badTicket = () => unauthorized("The download ticket is invalid or expired.", "invalid_ticket");
-  if (!t) throw badTicket();
-  const { db } = ctx.database;
-  if (!(await sessionIsLive(db, t.sessionId, ctx.clock.iso()))) throw badTicket();
-  const event = await getEvent(db);
-  const job = await getJob(db, kind);
-  if (!isReady(event, job) || !job.file_path)
-    throw notFound("This keepsake is no longer current.", "not_current");
-  let handle: FileHandle;
-  try {
-    handle = await open(job.file_path, "r");
-  } catch {
-    throw notFound("This keepsake is no longer current.", "not_current");
-  }
-  try {
-    const { size } = await handle.stat();
-    await ctx.database.writeTx((trx) => recordDownload(trx, t.userId, kind, ctx.clock.iso()));
-    return { handle, size, fileName: ARCHIVE_NAMES[kind] };
-  } catch (err) {
-    await handle.close();
-    throw err;
-  }
-}
+/** What the keepsake's status and downloads need: parts of the gallery context and the ticket store. */
+export type KeepsakeDeps = Pick<GalleryContext, "database" | "clock" | "settings"> & { tickets: TicketStore };
 
-/** POST /host/export/rebuild: re-arm failed jobs at the current epoch. */
-export async function rebuildFailed(ctx: GalleryContext): Promise<ExportJob[]> {
-  const rearmed = await ctx.database.writeTx(async (trx) => {
-    const event = await getEvent(trx);
-    if (!event.export_released_at) throw conflict("invalid_state", "The gallery is not released.");
-    return rearmFailedJobs(trx, event.export_epoch, ctx.clock.iso());
-  });
-  if (rearmed === 0) throw conflict("no_failed_job", "No keepsake archive has failed.");
-  return listJobs(ctx.database.db);
+export type KeepsakeService = ReturnType<typeof createKeepsakeService>;
+
+export function createKeepsakeService(deps: KeepsakeDeps) {
+  async function exportStatus(user: AuthedUser) {
+    const { db } = deps.database;
+    const event = await getEvent(db);
+    const jobs = new Map((await listJobs(db)).map((j) => [j.kind, j]));
+    const isHost = user.role !== "guest";
+    return {
+      released: event.export_released_at !== null,
+      epoch: event.export_epoch,
+      zip: jobStatus(event, jobs.get("zip"), isHost),
+      html: jobStatus(event, jobs.get("html"), isHost),
+    };
+  }
+
+  /** POST /export/ticket: only for a ready archive, within the per-user daily download limit. */
+  async function issueDownloadTicket(
+    user: AuthedUser,
+    kind: ExportKind,
+  ): Promise<{ ticket: string; expires_at: string }> {
+    const { db } = deps.database;
+    const event = await getEvent(db);
+    if (!isReady(event, await getJob(db, kind)))
+      throw notFound("The keepsake is not ready for download.", "not_ready");
+    const limit = await deps.settings.get("export_downloads_per_day");
+    const now = deps.clock.now();
+    const used = await downloadsSince(db, user.id, toIso(now - DAY_MS));
+    if (used.count + (await deps.tickets.outstanding(user.id)) >= limit) {
+      const retryMs = used.oldest ? Date.parse(used.oldest) + DAY_MS - now : 60_000;
+      throw tooManyRequests(
+        retryMs / 1000,
+        `You can download the keepsake ${limit} times a day.`,
+        "rate_limited",
+        {
+          limit,
+        },
+      );
+    }
+    const { ticket, expiresAt } = await deps.tickets.issue({
+      kind,
+      userId: user.id,
+      sessionId: user.sessionId,
+    });
+    return { ticket, expires_at: toIso(expiresAt) };
+  }
+
+  /**
+   * GET /export/{kind}/download: redeem the ticket (401 when bad), check that its session is still
+   * live, that the archive is still current (404 otherwise), record the download, and open the file
+   * (an open handle survives a concurrent prune of the archive).
+   */
+  async function openDownload(ticket: string | undefined, kind: ExportKind): Promise<OpenedDownload> {
+    const t = ticket ? await deps.tickets.redeem(ticket, kind) : null;
+    const badTicket = () => unauthorized("The download ticket is invalid or expired.", "invalid_ticket");
+    if (!t) throw badTicket();
+    const { db } = deps.database;
+    if (!(await sessionIsLive(db, t.sessionId, deps.clock.iso()))) throw badTicket();
+    const event = await getEvent(db);
+    const job = await getJob(db, kind);
+    if (!isReady(event, job) || !job.file_path)
+      throw notFound("This keepsake is no longer current.", "not_current");
+    let handle: FileHandle;
+    try {
+      handle = await open(job.file_path, "r");
+    } catch {
+      throw notFound("This keepsake is no longer current.", "not_current");
+    }
+    try {
+      const { size } = await handle.stat();
+      await deps.database.writeTx((trx) => recordDownload(trx, t.userId, kind, deps.clock.iso()));
+      return { handle, size, fileName: ARCHIVE_NAMES[kind] };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  /** POST /host/export/rebuild: re-arm failed jobs at the current epoch. */
+  async function rebuildFailed(): Promise<ExportJob[]> {
+    const rearmed = await deps.database.writeTx(async (trx) => {
+      const event = await getEvent(trx);
+      if (!event.export_released_at) throw conflict("invalid_state", "The gallery is not released.");
+      return rearmFailedJobs(trx, event.export_epoch, deps.clock.iso());
+    });
+    if (rearmed === 0) throw conflict("no_failed_job", "No keepsake archive has failed.");
+    return listJobs(deps.database.db);
+  }
+
+  return { exportStatus, issueDownloadTicket, openDownload, rebuildFailed };
 }
 
 /** Job rows as hosts and the admin see them. */

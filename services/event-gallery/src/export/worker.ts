@@ -4,7 +4,7 @@ import { join } from "node:path";
 import type { TimerHandle } from "@app/kit/clock";
 import type { BackgroundWorker, GalleryContext } from "../context.js";
 import { getEvent } from "../event/state.js";
-import { BuildAbandoned, BuildFailure, type BuildHooks, type BuildRun, buildKeepsake } from "./builder.js";
+import { BuildAbandoned, BuildFailure, type BuildRun, type KeepsakeBuilder } from "./builder.js";
 import { removeQuietly } from "./files.js";
 import { isReady } from "./keepsake.js";
 import {
@@ -49,12 +49,17 @@ export interface ExportWorker extends BackgroundWorker {
   pruneArchives(): Promise<void>;
 }
 
+/** What the export worker needs of the gallery context, and the archive builder. */
+export type ExportWorkerDeps = Pick<GalleryContext, "database" | "clock" | "logger" | "bus" | "paths"> & {
+  builder: KeepsakeBuilder;
+};
+
 /**
  * Claims export jobs of the current epoch one at a time (two CPU cores are shared by everything),
  * builds them, and re-arms stale jobs 20 s after the last content removal.
  */
-export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHooks } = {}): ExportWorker {
-  const { database, clock, logger } = ctx;
+export function createExportWorker(deps: ExportWorkerDeps): ExportWorker {
+  const { database, clock, logger } = deps;
   const log = logger.child({ module: "export" });
   let running: Promise<void> | null = null;
   let again = false;
@@ -89,7 +94,7 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
       );
     }, LEASE_MS / 3);
     try {
-      file = await buildKeepsake(ctx, run, abort.signal, opts.hooks);
+      file = await deps.builder.build(run, abort.signal);
       const committed = await database.writeTx(async (trx) => {
         const event = await getEvent(trx);
         if (event.export_epoch !== run.epoch || !event.export_released_at) return false;
@@ -116,7 +121,7 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
     // Committed: from here on nothing may touch the new archive.
     log.info({ kind: run.kind, epoch: run.epoch, bytes: file.size }, "keepsake archive ready");
     await pruneArchives().catch((err) => log.warn({ err }, "pruning superseded archives failed"));
-    ctx.bus.publish("export-ready", { kind: run.kind, epoch: run.epoch });
+    deps.bus.publish("export-ready", { kind: run.kind, epoch: run.epoch });
   }
 
   async function loop(): Promise<void> {
@@ -180,9 +185,9 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
     const keep = new Set(
       (await listJobs(database.db)).filter((j) => isReady(event, j)).map((j) => j.file_path),
     );
-    for (const name of await readdir(ctx.paths.exportsDir)) {
+    for (const name of await readdir(deps.paths.exportsDir)) {
       const m = /^(zip|html)-e(\d+)-.+\.zip$/.exec(name);
-      const path = join(ctx.paths.exportsDir, name);
+      const path = join(deps.paths.exportsDir, name);
       if (!m || keep.has(path)) continue;
       const current = event.export_released_at !== null && Number(m[2]) === event.export_epoch;
       if (!current) await removeQuietly(path);
@@ -190,19 +195,19 @@ export function createExportWorker(ctx: GalleryContext, opts: { hooks?: BuildHoo
   }
 
   async function init(): Promise<void> {
-    await mkdir(ctx.paths.exportsDir, { recursive: true });
+    await mkdir(deps.paths.exportsDir, { recursive: true });
     // Temp files of a build that died (untouched for a whole lease: a live build writes to its
     // file all the time, possibly in another process), and runs whose lease lapsed.
-    for (const name of await readdir(ctx.paths.exportsDir)) {
+    for (const name of await readdir(deps.paths.exportsDir)) {
       if (!name.startsWith(".tmp-")) continue;
-      const path = join(ctx.paths.exportsDir, name);
+      const path = join(deps.paths.exportsDir, name);
       const st = await stat(path).catch(() => null);
       if (st && Date.now() - st.mtimeMs > LEASE_MS) await removeQuietly(path);
     }
     await reclaimLapsedRuns(database.db, clock.now(), clock.iso());
     // A removal whose debounce was cut short by a restart still gets its rebuild.
     await rearmStale();
-    unsubscribe = ctx.bus.subscribe((event) => {
+    unsubscribe = deps.bus.subscribe((event) => {
       if (INVALIDATING_EVENTS.has(event)) scheduleRebuild();
     });
     // The poll also takes over jobs whose holder died (lease lapsed) in another process.

@@ -1,9 +1,10 @@
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { createBrandingService } from "../../src/branding/service.js";
 import type { ExportKind } from "../../src/db/schema.js";
 import { bumpEpochIfReleased } from "../../src/event/state.js";
-import type { BuildHooks } from "../../src/export/builder.js";
+import { type BuildHooks, createKeepsakeBuilder } from "../../src/export/builder.js";
 import { createExportWorker, type ExportWorker } from "../../src/export/worker.js";
 import { type Gallery, startGallery } from "../core/harness.js";
 import { addUpload } from "./fixtures.js";
@@ -17,12 +18,19 @@ describe("export worker", () => {
   const open: { g: Gallery; w: ExportWorker }[] = [];
   const disk = { free: 50e9 };
 
+  /** A worker over the app's context, built as app.ts builds its own. */
+  function workerOf(g: Gallery, hooks: BuildHooks = {}): ExportWorker {
+    const ctx = g.built.ctx;
+    const branding = createBrandingService(ctx);
+    return createExportWorker({ ...ctx, builder: createKeepsakeBuilder({ ...ctx, branding, hooks }) });
+  }
+
   async function setup(hooks: BuildHooks = {}) {
     disk.free = 50e9;
     const g = await startGallery({
       deps: { disk: { stat: async () => ({ free_bytes: disk.free, total_bytes: 100e9 }) } },
     });
-    const w = createExportWorker(g.built.ctx, { hooks });
+    const w = workerOf(g, hooks);
     open.push({ g, w });
     w.start();
     await w.idle();
@@ -60,7 +68,7 @@ describe("export worker", () => {
 
   it("two workers racing for the same jobs build each archive once", async () => {
     const { g, w, admin } = await setup();
-    const other = createExportWorker(g.built.ctx);
+    const other = workerOf(g);
     other.start();
     await other.idle();
     const ready: string[] = [];
@@ -183,7 +191,7 @@ describe("export worker", () => {
       ["zip", "pending"],
     ]);
     expect(archives(s.g)).toEqual([]);
-    const next = createExportWorker(s.g.built.ctx);
+    const next = workerOf(s.g);
     next.start();
     await next.idle();
     await next.stop();

@@ -4,15 +4,21 @@ import { binary, errors, NoBody, typed } from "@app/kit/http/typed-routes";
 import multipart from "@fastify/multipart";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { COVER_MAX_BYTES, coverFile, publicEvent, removeCover, setCover } from "../../branding/service.js";
+import { type BrandingService, COVER_MAX_BYTES } from "../../branding/service.js";
 import type { GalleryContext } from "../../context.js";
 import { auth } from "../route-auth.js";
 import { PublicEvent } from "../schemas.js";
 
 /** Event branding (contract "Hosts and guests"): the open event card and the cover photo. */
-export function registerBrandingRoutes(app: FastifyInstance, ctx: GalleryContext) {
+export function registerBrandingRoutes(
+  app: FastifyInstance,
+  _ctx: GalleryContext,
+  branding: BrandingService,
+) {
   const api = typed(app);
-  api.get("/event/public", { schema: { response: { 200: PublicEvent } } }, async () => publicEvent(ctx));
+  api.get("/event/public", { schema: { response: { 200: PublicEvent } } }, async () =>
+    branding.publicEvent(),
+  );
 
   const cover = {
     schema: {
@@ -24,7 +30,7 @@ export function registerBrandingRoutes(app: FastifyInstance, ctx: GalleryContext
     },
   };
   api.get("/event/cover", cover, async (req, reply) => {
-    const file = await coverFile(ctx);
+    const file = await branding.coverFile();
     return sendFileWithRange(reply, {
       path: file.path,
       contentType: file.contentType,
@@ -60,7 +66,7 @@ export function registerBrandingRoutes(app: FastifyInstance, ctx: GalleryContext
           throw new AppError(422, "validation_failed", "The form needs a file part named file.", {
             field: "file",
           });
-        return { event: await setCover(ctx, part.file) };
+        return { event: await branding.setCover(part.file) };
       },
     );
   });
@@ -69,7 +75,7 @@ export function registerBrandingRoutes(app: FastifyInstance, ctx: GalleryContext
     "/admin/cover",
     { config: auth.adminWrite, schema: { response: { 204: NoBody, ...errors(401, 403) } } },
     async (_req, reply) => {
-      await removeCover(ctx);
+      await branding.removeCover();
       return reply.code(204).send();
     },
   );

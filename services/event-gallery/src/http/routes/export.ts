@@ -3,14 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { ExportKind } from "../../db/schema.js";
-import {
-  exportStatus,
-  issueDownloadTicket,
-  jobView,
-  openDownload,
-  rebuildFailed,
-} from "../../export/keepsake.js";
-import { createDownloadTickets } from "../../export/tickets.js";
+import { jobView, type KeepsakeService } from "../../export/keepsake.js";
 import { archiveStream } from "../../export/viewer-lang.js";
 import type { ExportWorker } from "../../export/worker.js";
 import { auth, principal } from "../route-auth.js";
@@ -27,15 +20,19 @@ const DownloadQuery = z.object({
 });
 
 /** Keepsake export routes: status, download tickets, downloads, and the host's rebuild. */
-export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, exports: ExportWorker): void {
-  const tickets = createDownloadTickets({ db: ctx.database.db, clock: ctx.clock });
+export function registerExportRoutes(
+  api: FastifyInstance,
+  _ctx: GalleryContext,
+  keepsake: KeepsakeService,
+  exports: ExportWorker,
+): void {
   const r = typed(api);
 
   // Banned guests keep read access and the keepsake download.
   r.get(
     "/export/status",
     { config: auth.user, schema: { response: { 200: ExportStatus, ...errors(401) } } },
-    async (req) => exportStatus(ctx, principal(req)),
+    async (req) => keepsake.exportStatus(principal(req)),
   );
 
   r.post(
@@ -45,7 +42,7 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
       schema: { body: TicketBody, response: { 201: Ticket, ...errors(401, 404, 422, 429) } },
     },
     async (req, reply) =>
-      reply.code(201).send(await issueDownloadTicket(ctx, tickets, principal(req), req.body.kind)),
+      reply.code(201).send(await keepsake.issueDownloadTicket(principal(req), req.body.kind)),
   );
 
   for (const kind of ["zip", "html"] as const satisfies readonly ExportKind[]) {
@@ -63,7 +60,7 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
         },
       },
       async (req, reply) => {
-        const dl = await openDownload(ctx, tickets, req.query.ticket, kind);
+        const dl = await keepsake.openDownload(req.query.ticket, kind);
         return reply
           .type("application/zip")
           .header("content-disposition", `attachment; filename="${dl.fileName}"`)
@@ -81,7 +78,7 @@ export function registerExportRoutes(api: FastifyInstance, ctx: GalleryContext, 
       schema: { response: { 202: z.object({ jobs: z.array(ExportJob) }), ...errors(401, 403, 409) } },
     },
     async (_req, reply) => {
-      const jobs = await rebuildFailed(ctx);
+      const jobs = await keepsake.rebuildFailed();
       exports.kick();
       return reply.code(202).send({ jobs: jobs.map(jobView) });
     },
