@@ -25,6 +25,7 @@ import { createDownloadTickets } from "./export/tickets.js";
 import { createEventTransitions } from "./export/transitions.js";
 import { createExportWorker } from "./export/worker.js";
 import { createFavoritesService } from "./favorites/service.js";
+import { createFeedService } from "./feed/feed.js";
 import { createGuestbookService } from "./guestbook/service.js";
 import { registerApiDocs } from "./http/api-docs.js";
 import { registerGalleryMetrics } from "./http/metrics.js";
@@ -190,7 +191,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerSocialRoutes(api, ctx, createSocialService(ctx));
         const moderation = createModerationService(ctx);
         registerHostRoutes(api, ctx, moderation);
-        registerPremoderationRoutes(api, ctx, createPremoderationService({ ...ctx, moderation }));
+        const premoderation = createPremoderationService({ ...ctx, moderation });
+        registerPremoderationRoutes(api, ctx, premoderation);
         registerBrandingRoutes(api, ctx, branding);
         registerGuestbookRoutes(api, ctx, createGuestbookService(ctx));
         registerPushRoutes(api, notifier);
@@ -201,7 +203,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerMediaRoutes(api, ctx);
         const favorites = createFavoritesService(ctx);
         registerFavoritesRoutes(api, ctx, favorites);
-        registerFeedRoutes(api, ctx, favorites);
+        registerFeedRoutes(api, ctx, { feed: createFeedService(ctx), favorites, premoderation });
         registerEventRoutes(api, ctx, transitions);
         registerExportRoutes(api, ctx, keepsake, exportWorker);
       },

@@ -39,30 +39,32 @@ async function page(
   return { items, next_cursor: keys.length > limit && last ? encodePageKey(last) : null };
 }
 
-/** GET /feed?mine=1: the caller's own live uploads, newest first, pending ones included. */
-export async function readMine(
-  ctx: GalleryContext,
-  user: AuthedUser,
-  query: { limit?: string | undefined; cursor?: string | undefined },
-): Promise<Page> {
-  const settings = await ctx.settings.all();
-  await ctx.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
-  return page(ctx, user, query, (before, limit) => repo.ownPage(ctx.database.db, user.id, before, limit));
-}
-
 /** What a rejection needs from moderation: the host takedown (the ModerationService app.ts passes in). */
 export interface Takedowns {
   takedownUpload(actor: AuthedUser, uploadId: string, action: "reject_upload"): Promise<void>;
 }
 
 /** What pre-moderation needs: parts of the gallery context and the host takedown. */
-export type PremoderationDeps = Pick<GalleryContext, "database" | "clock" | "auth" | "bus"> & {
+export type PremoderationDeps = Pick<
+  GalleryContext,
+  "database" | "clock" | "auth" | "bus" | "settings" | "limiter"
+> & {
   moderation: Takedowns;
 };
 
 export type PremoderationService = ReturnType<typeof createPremoderationService>;
 
 export function createPremoderationService(deps: PremoderationDeps) {
+  /** GET /feed?mine=1: the caller's own live uploads, newest first, pending ones included. */
+  async function readMine(
+    user: AuthedUser,
+    query: { limit?: string | undefined; cursor?: string | undefined },
+  ): Promise<Page> {
+    const settings = await deps.settings.all();
+    await deps.limiter.hit(`feed:${user.id}`, settings.feed_rate_per_min, 60_000);
+    return page(deps, user, query, (before, limit) => repo.ownPage(deps.database.db, user.id, before, limit));
+  }
+
   /** GET /host/pending: oldest first, so the queue is worked in arrival order. */
   function listPending(user: AuthedUser, query: { limit?: string | undefined; cursor?: string | undefined }) {
     return page(deps, user, query, (after, limit) => repo.pendingPage(deps.database.db, after, limit));
@@ -144,5 +146,5 @@ export function createPremoderationService(deps: PremoderationDeps) {
     await deps.moderation.takedownUpload(actor, uploadId, "reject_upload");
   }
 
-  return { listPending, countPending, approve, approveMany, reject };
+  return { readMine, listPending, countPending, approve, approveMany, reject };
 }

@@ -3,9 +3,9 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import type { FavoritesService } from "../../favorites/service.js";
-import { createFeedCaches, deltaCursorNow, listUploaders, readDelta, readFeed } from "../../feed/feed.js";
+import { deltaCursorNow, type FeedService } from "../../feed/feed.js";
 import { restrictedToOwn } from "../../feed/upload-only.js";
-import { readMine } from "../../premoderation/service.js";
+import type { PremoderationService } from "../../premoderation/service.js";
 import { auth, principal } from "../route-auth.js";
 import { Delta, FeedPage, MyUploads, Uploaders } from "../schemas.js";
 
@@ -25,11 +25,13 @@ const on = (v: string | undefined) => v === "1" || v === "true";
 const DeltaQuery = z.object({ limit: q, cursor: q });
 
 /** GET /feed, /feed/delta, /uploaders. */
-export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, favorites: FavoritesService) {
+export function registerFeedRoutes(
+  app: FastifyInstance,
+  ctx: GalleryContext,
+  services: { feed: FeedService; favorites: FavoritesService; premoderation: PremoderationService },
+) {
+  const { feed, favorites, premoderation } = services;
   const api = typed(app);
-  // This app's feed pages, deltas and overlay sources (one set per app instance, checked against
-  // the database's stamps).
-  const caches = createFeedCaches(ctx.database);
   api.get(
     "/feed",
     {
@@ -41,15 +43,18 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
     },
     async (req, reply) => {
       // ?mine=1: the caller's own uploads, pending ones included (pre-moderation, issue 14).
-      if (on(req.query.mine)) return readMine(ctx, principal(req), req.query);
+      if (on(req.query.mine)) return premoderation.readMine(principal(req), req.query);
       // Issue 27: the caller's favourites, and the hosts' highlights (the slideshow's option).
       if (on(req.query.favorites)) return favorites.favorites(principal(req), req.query);
       if (on(req.query.highlights)) return favorites.highlights(principal(req), req.query);
       // Upload-only mode: a guest's feed is their own uploads (with a delta cursor like /feed's).
       if (await restrictedToOwn(ctx, principal(req)))
-        return { ...(await readMine(ctx, principal(req), req.query)), delta_cursor: deltaCursorNow(ctx) };
+        return {
+          ...(await premoderation.readMine(principal(req), req.query)),
+          delta_cursor: deltaCursorNow(ctx),
+        };
       // Already JSON bytes (a FeedPage, built from a cached template): sent as they are.
-      const json = await readFeed(ctx, principal(req), req.query, caches);
+      const json = await feed.readFeed(principal(req), req.query);
       return reply.type("application/json; charset=utf-8").send(json as never);
     },
   );
@@ -62,7 +67,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
     },
     async (req, reply) => {
       // JSON bytes built from a cached template, like /feed.
-      const json = await readDelta(ctx, principal(req), req.query, caches);
+      const json = await feed.readDelta(principal(req), req.query);
       if (await restrictedToOwn(ctx, principal(req))) {
         // Upload-only mode (rare, so the cached bytes are parsed): only the guest's own uploads.
         const delta = JSON.parse(json.toString("utf8")) as z.infer<typeof Delta>;
@@ -77,7 +82,7 @@ export function registerFeedRoutes(app: FastifyInstance, ctx: GalleryContext, fa
     "/uploaders",
     { config: auth.user, schema: { response: { 200: Uploaders, ...errors(401) } } },
     async (req) => {
-      const list = await listUploaders(ctx);
+      const list = await feed.listUploaders();
       if (!(await restrictedToOwn(ctx, principal(req)))) return list;
       return { uploaders: list.uploaders.filter((u) => u.id === principal(req).id) };
     },
