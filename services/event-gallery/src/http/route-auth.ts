@@ -27,6 +27,6 @@ export const auth = {
 };
 
 /** The gallery's one auth hook: resolves `config.auth` into the request's principal (the live user). */
-export function installGalleryAuth(app: FastifyInstance, ctx: GalleryContext): void {
+export function installGalleryAuth(app: FastifyInstance, ctx: Pick<GalleryContext, "auth">): void {
   galleryAuth.install(app, (req, spec) => ctx.auth.requireUser(req, spec === "user" ? {} : spec));
 }

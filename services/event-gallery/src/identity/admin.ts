@@ -27,9 +27,9 @@ async function freeSquatterName(
  * banner prints it once; it never goes into a log line).
  */
 export async function ensureAdmin(
-  ctx: GalleryContext,
+  deps: Pick<GalleryContext, "database" | "clock" | "logger" | "config">,
 ): Promise<{ name: string; generatedPassword: string | null }> {
-  const { database, clock, logger, config } = ctx;
+  const { database, clock, logger, config } = deps;
   const name = config.GALLERY_ADMIN_NAME.normalize("NFC").trim().replace(/\s+/gu, " ");
   const key = nameKey(name);
   const existing = await findAdmin(database.db);

@@ -3,7 +3,7 @@ import { eventView } from "../event/state.js";
 import { pinResetPending } from "./repository.js";
 
 /** GET /me/context: the caller, the event, and whether a PIN reset request is pending (hot read). */
-export async function meContext(ctx: GalleryContext, me: AuthedUser) {
+export async function meContext(ctx: Pick<GalleryContext, "database" | "settings">, me: AuthedUser) {
   const { reader } = ctx.database;
   const [event, pending, settings] = await Promise.all([
     eventView(reader, ctx.settings),

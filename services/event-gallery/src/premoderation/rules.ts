@@ -20,7 +20,7 @@ export async function pendingApprovalFor(
  * live badge, and host notifications), everyone hears `new-upload` for one that is visible at once.
  */
 export async function announceUpload(
-  ctx: GalleryContext,
+  ctx: Pick<GalleryContext, "database" | "bus" | "notify">,
   uploadId: string,
   user: Pick<AuthedUser, "id">,
 ): Promise<void> {
