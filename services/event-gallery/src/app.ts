@@ -48,6 +48,7 @@ import { NameRules } from "./identity/names.js";
 import { createIdentityService } from "./identity/service.js";
 import { createLimiterFor } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
+import { createMediaFiles } from "./media/serve.js";
 import { createModerationService } from "./moderation/service.js";
 import { type EndpointRule, publicHttpsOnly } from "./notify/endpoint.js";
 import { createHostNotifier, vapidSubject } from "./notify/service.js";
@@ -184,7 +185,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerStreamRoutes(api, ctx, { tickets, hub, tokens });
         registerUploadRoutes(api, ctx);
         registerResumableRoutes(api, ctx);
-        registerMediaRoutes(api, ctx);
+        registerMediaRoutes(api, ctx, createMediaFiles(ctx));
         const favorites = createFavoritesService(ctx);
         registerFavoritesRoutes(api, ctx, favorites);
         registerFeedRoutes(api, ctx, favorites);
