@@ -13,7 +13,7 @@ import { loadJwtSecret } from "./auth/secret.js";
 import { createSessionTokens } from "./auth/sessions.js";
 import { createBrandingService } from "./branding/service.js";
 import type { Config } from "./config.js";
-import type { BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
+import type { AuthedUser, BackgroundWorker, DiskProbe, GalleryContext } from "./context.js";
 import { migrations } from "./db/migrations/index.js";
 import type { GalleryDB } from "./db/schema.js";
 import { createDerivativeWorker } from "./derivatives/worker.js";
@@ -54,16 +54,21 @@ import { NameRules } from "./identity/names.js";
 import { createIdentityService } from "./identity/service.js";
 import { createLimiterFor } from "./limits/limiter.js";
 import { isMediaPath } from "./media/guard.js";
+import { createMediaFiles } from "./media/serve.js";
 import { createModerationService } from "./moderation/service.js";
 import { type EndpointRule, publicHttpsOnly } from "./notify/endpoint.js";
 import { createHostNotifier, vapidSubject } from "./notify/service.js";
 import { loadVapidKeys } from "./notify/vapid.js";
+import { announceUpload } from "./premoderation/rules.js";
 import { createPremoderationService } from "./premoderation/service.js";
 import { createEventBus } from "./realtime/bus.js";
 import { createStreamHub } from "./realtime/hub.js";
 import { createStreamTickets } from "./realtime/tickets.js";
 import { createSettingsStore } from "./settings/store.js";
 import { createSocialService } from "./social/service.js";
+import { createIngest } from "./uploads/ingest.js";
+import { createUploadManager } from "./uploads/manage.js";
+import { createResumableUploads } from "./uploads/resumable.js";
 import { createUploadSweeper } from "./uploads/sweep.js";
 import { newOwnerId, renewOwner } from "./uploads/temp-owners.js";
 
@@ -168,6 +173,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       ...ctx,
       tickets: createDownloadTickets({ db: database.db, clock }),
     });
+    const announce = (id: string, user: AuthedUser) => announceUpload(ctx, id, user);
+    const ingest = createIngest({ ...ctx, announce });
 
     const app = createHttpApp({
       logger,
@@ -198,9 +205,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
         registerPushRoutes(api, notifier);
         registerAdminRoutes(api, ctx, settings);
         registerStreamRoutes(api, ctx, { tickets, hub, tokens });
-        registerUploadRoutes(api, ctx);
-        registerResumableRoutes(api, ctx);
-        registerMediaRoutes(api, ctx);
+        registerUploadRoutes(api, ctx, { ingest, manager: createUploadManager(ctx) });
+        registerResumableRoutes(api, ctx, createResumableUploads({ ...ctx, ingest, announce }));
+        registerMediaRoutes(api, ctx, createMediaFiles(ctx));
         const favorites = createFavoritesService(ctx);
         registerFavoritesRoutes(api, ctx, favorites);
         registerFeedRoutes(api, ctx, { feed: createFeedService(ctx), favorites, premoderation });

@@ -64,13 +64,18 @@ export interface DerivativeWorker {
 const describe = (err: unknown, mediaDir: string) =>
   (err instanceof Error ? err.message : String(err)).split(mediaDir).join("<media>").slice(0, 500);
 
+export type DerivativeWorkerDeps = Pick<
+  GalleryContext,
+  "database" | "clock" | "logger" | "config" | "paths" | "bus" | "tempOwner"
+>;
+
 export function createDerivativeWorker(
-  ctx: GalleryContext,
+  deps: DerivativeWorkerDeps,
   opts: DerivativeWorkerOptions = {},
 ): DerivativeWorker {
-  const { database, clock, logger } = ctx;
-  const concurrency = Math.max(1, opts.concurrency ?? ctx.config.GALLERY_DERIVATIVE_WORKERS);
-  const tools: VideoTools = { ...defaultVideoTools(clock, ctx.config), ...opts.video };
+  const { database, clock, logger } = deps;
+  const concurrency = Math.max(1, opts.concurrency ?? deps.config.GALLERY_DERIVATIVE_WORKERS);
+  const tools: VideoTools = { ...defaultVideoTools(clock, deps.config), ...opts.video };
   // A claim holds its row this long: past the longest render (the video timeout), so a live
   // render never loses its row, and short enough that a dead process's row comes back soon.
   const leaseMs = Math.max(tools.timeoutMs, 120_000) + 60_000;
@@ -85,7 +90,7 @@ export function createDerivativeWorker(
 
   const originalOf = (job: repo.Job) => {
     if (!job.original_path) throw new Error("the original is gone");
-    return resolveMediaPath(ctx.paths.mediaDir, job.original_path);
+    return resolveMediaPath(deps.paths.mediaDir, job.original_path);
   };
 
   async function render(job: repo.Job): Promise<Rendered> {
@@ -104,7 +109,7 @@ export function createDerivativeWorker(
   async function write(job: repo.Job, variant: string, data: Buffer | null): Promise<string | null> {
     if (!data) return null;
     const rel = derivativeRelPath(job.id, variant);
-    await writeFileDurably(resolveMediaPath(ctx.paths.mediaDir, rel), data, ctx.tempOwner);
+    await writeFileDurably(resolveMediaPath(deps.paths.mediaDir, rel), data, deps.tempOwner);
     return rel;
   }
 
@@ -138,7 +143,7 @@ export function createDerivativeWorker(
         const shown = await database.writeTx((trx) =>
           repo.markThumbnail(trx, job.id, { thumbnail_path, width: r.width, height: r.height }, clock.iso()),
         );
-        if (shown) ctx.bus.publish("upload-updated", { id: job.id, user_id: job.user_id });
+        if (shown) deps.bus.publish("upload-updated", { id: job.id, user_id: job.user_id });
         await opts.afterThumbnail?.(job.id);
         const { preview, display } = await r.larger();
         larger = {
@@ -156,9 +161,9 @@ export function createDerivativeWorker(
         rev: DERIVATIVES_REV,
       };
       await database.writeTx((trx) => repo.markDone(trx, job.id, outcome, clock.iso()));
-      ctx.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
+      deps.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
     } catch (err) {
-      const message = describe(err, ctx.paths.mediaDir);
+      const message = describe(err, deps.paths.mediaDir);
       logger.warn(
         { upload_id: job.id, attempt: job.derivative_attempts, err: message },
         "derivative attempt failed",
@@ -181,7 +186,7 @@ export function createDerivativeWorker(
     });
     if (removed) {
       logger.error({ upload_id: job.id }, "derivatives failed 3 times; upload removed, original kept");
-      ctx.bus.publish("upload-removed", { id: job.id, user_id: job.user_id });
+      deps.bus.publish("upload-removed", { id: job.id, user_id: job.user_id });
     }
   }
 
@@ -225,7 +230,7 @@ export function createDerivativeWorker(
   function kick(): void {
     if (!running) return;
     processPending().catch((err) =>
-      logger.error({ err: describe(err, ctx.paths.mediaDir) }, "derivative worker error"),
+      logger.error({ err: describe(err, deps.paths.mediaDir) }, "derivative worker error"),
     );
   }
 
@@ -257,12 +262,12 @@ export function createDerivativeWorker(
       try {
         const outcome = await store(job, await render(job));
         await database.writeTx((trx) => repo.markDone(trx, job.id, outcome, clock.iso()));
-        ctx.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
+        deps.bus.publish("upload-processed", { id: job.id, user_id: job.user_id });
         regenerated++;
       } catch (err) {
         // The old derivatives stay; the row is retried on the next boot (at most 3 boots).
         failed++;
-        const message = describe(err, ctx.paths.mediaDir);
+        const message = describe(err, deps.paths.mediaDir);
         await database.writeTx((trx) => repo.recordError(trx, job.id, message));
       }
       if ((i + 1) % 20 === 0 || i + 1 === stale.length)
@@ -275,7 +280,7 @@ export function createDerivativeWorker(
     const now = clock.now();
     const nowIso = clock.iso();
     const unlink = async (rel: string | null) => {
-      if (rel) await removeQuietly(resolveMediaPath(ctx.paths.mediaDir, rel));
+      if (rel) await removeQuietly(resolveMediaPath(deps.paths.mediaDir, rel));
     };
     // Files go first: a crash between unlink and update only repeats an idempotent unlink.
     const failedRows = await repo.failedOriginalsBefore(
@@ -305,7 +310,7 @@ export function createDerivativeWorker(
   }
 
   const logErr = (what: string) => (err: unknown) =>
-    logger.error({ err: describe(err, ctx.paths.mediaDir) }, `${what} failed`);
+    logger.error({ err: describe(err, deps.paths.mediaDir) }, `${what} failed`);
 
   let booting: Promise<void> | null = null;
   return {
@@ -314,7 +319,7 @@ export function createDerivativeWorker(
       if (running) return;
       running = true;
       stopping = false;
-      booting = ensureMediaDirs(ctx.paths.mediaDir)
+      booting = ensureMediaDirs(deps.paths.mediaDir)
         .then(() => failExhausted())
         .then(() => boot())
         .catch(logErr("derivative worker start"));
@@ -335,7 +340,7 @@ export function createDerivativeWorker(
 
   function boot(): void {
     if (!running) return;
-    unsubscribe = ctx.bus.subscribe((event) => {
+    unsubscribe = deps.bus.subscribe((event) => {
       if (event === "new-upload" || event === "upload-pending") kick();
     });
     timers.push(clock.setInterval(kick, opts.pollMs ?? 5_000));

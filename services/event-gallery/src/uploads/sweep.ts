@@ -6,6 +6,9 @@ import { partialsDir, sweepExpiredResumables } from "./resumable.js";
 import { DERIVATIVES, ORIGINALS, removeQuietly } from "./storage.js";
 import { ownerLiveness, ownerOfTemp, releaseOwner, renewOwner } from "./temp-owners.js";
 
+export type LeftoverDeps = Pick<GalleryContext, "database" | "clock" | "config" | "paths" | "tempOwner">;
+export type UploadSweeperDeps = LeftoverDeps & Pick<GalleryContext, "logger">;
+
 /**
  * Sweep of files that dead processes and requests left behind (at start-up and then every quarter
  * of GALLERY_UPLOAD_IDLE_S). A `.tmp-<owner>-*` file goes once its owner is dead (temp-owners.ts),
@@ -15,16 +18,16 @@ import { ownerLiveness, ownerOfTemp, releaseOwner, renewOwner } from "./temp-own
  * GALLERY_UPLOAD_IDLE_S. A partial tus file belongs to its key: without a live key it is an orphan.
  */
 export async function sweepLeftovers(
-  ctx: GalleryContext,
-  own: string = ctx.tempOwner,
+  deps: LeftoverDeps,
+  own: string = deps.tempOwner,
 ): Promise<{ temp_files: number; partials: number }> {
-  const nowMs = ctx.clock.now();
-  const idleMs = ctx.config.GALLERY_UPLOAD_IDLE_S * 1000;
+  const nowMs = deps.clock.now();
+  const idleMs = deps.config.GALLERY_UPLOAD_IDLE_S * 1000;
   const staleBefore = nowMs - 2 * idleMs;
-  const owners = await ownerLiveness(ctx.paths.dataDir, nowMs - idleMs);
+  const owners = await ownerLiveness(deps.paths.dataDir, nowMs - idleMs);
   let tempFiles = 0;
   for (const dir of [ORIGINALS, DERIVATIVES]) {
-    const folder = join(ctx.paths.mediaDir, dir);
+    const folder = join(deps.paths.mediaDir, dir);
     for (const name of await namesIn(folder)) {
       if (!name.startsWith(".tmp-")) continue;
       const owner = ownerOfTemp(name);
@@ -39,9 +42,9 @@ export async function sweepLeftovers(
     }
   }
   await owners.forget();
-  const live = await repo.liveResumableKeys(ctx.database.db);
+  const live = await repo.liveResumableKeys(deps.database.db);
   let partials = 0;
-  const folder = partialsDir(ctx.paths.dataDir);
+  const folder = partialsDir(deps.paths.dataDir);
   for (const name of await namesIn(folder)) {
     if (live.has(name)) continue;
     // A key created this very moment by another process: its row may commit right after the file.
@@ -78,19 +81,19 @@ async function removeIfOlder(path: string, beforeMs: number): Promise<boolean> {
  * something says how much in the log. Stopping releases the ownership (the app's requests are
  * done by then).
  */
-export function createUploadSweeper(ctx: GalleryContext, intervalMs = 5 * 60_000): BackgroundWorker {
+export function createUploadSweeper(deps: UploadSweeperDeps, intervalMs = 5 * 60_000): BackgroundWorker {
   const timers: { cancel(): void }[] = [];
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
-  const { dataDir } = ctx.paths;
+  const { dataDir } = deps.paths;
   const leftovers = async (first: boolean) => {
     try {
-      await renewOwner(dataDir, ctx.tempOwner, ctx.clock.now());
-      const left = await sweepLeftovers(ctx);
-      if (first) ctx.logger.info(left, "start-up sweep of upload leftovers");
-      else if (left.temp_files + left.partials > 0) ctx.logger.info(left, "upload leftovers removed");
+      await renewOwner(dataDir, deps.tempOwner, deps.clock.now());
+      const left = await sweepLeftovers(deps);
+      if (first) deps.logger.info(left, "start-up sweep of upload leftovers");
+      else if (left.temp_files + left.partials > 0) deps.logger.info(left, "upload leftovers removed");
     } catch (err) {
-      ctx.logger.error({ err }, "upload leftover sweep failed");
+      deps.logger.error({ err }, "upload leftover sweep failed");
     }
   };
   const pass = async (first: boolean) => {
@@ -98,14 +101,14 @@ export function createUploadSweeper(ctx: GalleryContext, intervalMs = 5 * 60_000
       if (first) await leftovers(true);
       let expired = 0;
       for (
-        let n = await sweepExpiredResumables(ctx);
+        let n = await sweepExpiredResumables(deps);
         n > 0 && !stopped;
-        n = await sweepExpiredResumables(ctx)
+        n = await sweepExpiredResumables(deps)
       )
         expired += n;
-      if (expired > 0 || first) ctx.logger.info({ expired }, "expired resumable uploads removed");
+      if (expired > 0 || first) deps.logger.info({ expired }, "expired resumable uploads removed");
     } catch (err) {
-      ctx.logger.error({ err }, "upload sweep failed");
+      deps.logger.error({ err }, "upload sweep failed");
     }
   };
   return {
@@ -114,18 +117,18 @@ export function createUploadSweeper(ctx: GalleryContext, intervalMs = 5 * 60_000
       running = pass(true);
       const every = (ms: number, fn: () => Promise<void>) =>
         timers.push(
-          ctx.clock.setInterval(() => {
+          deps.clock.setInterval(() => {
             running = running.then(fn);
           }, ms),
         );
-      every(Math.max(250, (ctx.config.GALLERY_UPLOAD_IDLE_S * 1000) / 4), () => leftovers(false));
+      every(Math.max(250, (deps.config.GALLERY_UPLOAD_IDLE_S * 1000) / 4), () => leftovers(false));
       every(intervalMs, () => pass(false));
     },
     async stop() {
       stopped = true;
       for (const t of timers) t.cancel();
       await running;
-      await releaseOwner(dataDir, ctx.tempOwner).catch(() => {});
+      await releaseOwner(dataDir, deps.tempOwner).catch(() => {});
     },
   };
 }

@@ -255,19 +255,19 @@ describe("POST /upload", () => {
     const before = await mediaFiles(g);
     const { db } = g.built.ctx.database;
     // The lock arrives after the pre-stream check: simulate it by locking on the first disk probe.
-    const disk = g.built.ctx.disk;
-    g.built.ctx.disk = {
-      async stat() {
-        await db.updateTable("event").set({ uploads_locked_at: g.clock.iso() }).where("id", "=", 1).execute();
-        return disk.stat();
-      },
+    // The probe object is the one the upload modules were built with; its method is swapped.
+    const { disk } = g.built.ctx;
+    const stat = disk.stat;
+    disk.stat = async () => {
+      await db.updateTable("event").set({ uploads_locked_at: g.clock.iso() }).where("id", "=", 1).execute();
+      return stat.call(disk);
     };
     try {
       const res = await upload(g, u.token, jpeg);
       expect(res.statusCode).toBe(403);
       expect(res.json().error.code).toBe("uploads_locked");
     } finally {
-      g.built.ctx.disk = disk;
+      disk.stat = stat;
       await db.updateTable("event").set({ uploads_locked_at: null }).where("id", "=", 1).execute();
     }
     expect(await mediaFiles(g)).toEqual(before);

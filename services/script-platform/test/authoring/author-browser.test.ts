@@ -74,6 +74,8 @@ describe("the author's path in Chromium: TypeScript, completion, draft runs, ver
     const runError = page.getByTestId("run-error");
     await runError.waitFor();
     expect(await runError.textContent()).toMatch(/script_error at line 4/);
+    // CodeMirror draws only what is in view.
+    await page.getByTestId("source-editor").scrollIntoViewIfNeeded();
     await page.locator(".cm-lintRange-error").first().waitFor();
     await shot(page, "02-runtime-error-at-line");
 

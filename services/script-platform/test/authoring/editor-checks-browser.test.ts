@@ -173,6 +173,49 @@ describe("editor checks and the failed-run tail in Chromium", () => {
     await page.close();
   }, 60_000);
 
+  it("keeps a draft run's error line marked when the type-check answers after the run", async () => {
+    // A type error on line 2, a runtime error on line 4.
+    const source =
+      'export default async function (ctx: Context) {\n  const label: number = "four";\n  const order = null as { total: number } | null;\n  return { statusCode: 200, body: { total: (order as { total: number }).total } };\n}\n';
+    const made = (
+      await call("POST", "/api/v1/admin/scripts", {
+        app_id: appId,
+        name: "late-check",
+        language: "typescript",
+        source,
+      })
+    ).json();
+    const { page, errors } = await fx.openPage({ width: 1366, height: 900 });
+    await fx.logIn(page, origin);
+    // The type-check starts once the SDK declarations are in: held until the run has marked its line.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/api/v1/sdk/types.d.ts", async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${origin}/admin/apps/${appId}/scripts/${made.id}`);
+    await page.getByRole("button", { name: "Run draft" }).click();
+    await page.getByTestId("run-error").waitFor();
+    expect(await page.getByTestId("run-error").textContent()).toMatch(/at line 4/);
+    // CodeMirror draws only what is in view; the run's result has scrolled the page past the editor.
+    await page.getByTestId("source-editor").scrollIntoViewIfNeeded();
+    const marks = page.locator(".cm-lintRange-error");
+    await marks.first().waitFor();
+    expect(await marks.count()).toBe(1);
+    release();
+    await expect
+      .poll(() => page.getByTestId("type-errors").textContent(), { timeout: 60_000 })
+      .toContain("1 type error");
+    // The type error joins the run's mark instead of replacing it.
+    await expect.poll(() => marks.count()).toBe(2);
+    await shot(page, "07-late-type-check-1366");
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 90_000);
+
   it("shows a failed run in the live tail with an error-coloured badge and expands it to the error and stack", async () => {
     const bad = await endpoint(
       "crashy",

@@ -7,7 +7,7 @@ import type { GalleryContext } from "../../context.js";
 import { MEDIA_VARIANTS } from "../../feed/serialize.js";
 import { restrictedToOwn } from "../../feed/upload-only.js";
 import { isMediaPath } from "../../media/guard.js";
-import { resolveMedia } from "../../media/serve.js";
+import type { MediaFiles } from "../../media/serve.js";
 import { galleryAuth, principal } from "../route-auth.js";
 
 const IdParams = z.object({ id: z.string().max(64) });
@@ -15,7 +15,7 @@ const IdParams = z.object({ id: z.string().max(64) });
 const MediaQuery = z.object({ t: z.string().optional() });
 
 /** GET /upload/{id}/original|preview|display|thumbnail: gated (bearer or `?t=` media token), Range. */
-export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
+export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext, media: MediaFiles) {
   for (const variant of MEDIA_VARIANTS) {
     typed(app).get(
       `/upload/:id/${variant}`,
@@ -32,7 +32,7 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: GalleryContext) {
         },
       },
       async (req, reply) => {
-        const file = await resolveMedia(ctx, req.params.id, variant, principal(req), {
+        const file = await media.resolveMedia(req.params.id, variant, principal(req), {
           ownOnly: await restrictedToOwn(ctx, principal(req)),
         });
         return sendFileWithRange(reply, {

@@ -5,16 +5,11 @@ import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { endWhenIdle } from "../../uploads/idle.js";
 import {
-  appendResumable,
   ClientGone,
-  createResumable,
   invalidBody,
   parseUploadMetadata,
   type ResumableState,
-  resumableOptions,
-  resumableStatus,
-  terminateResumable,
-  UploadKeyLocks,
+  type ResumableUploads,
 } from "../../uploads/resumable.js";
 import { auth, principal } from "../route-auth.js";
 import { UploadBody } from "../schemas.js";
@@ -31,9 +26,11 @@ const tusRefusals = errors(401, 403, 404, 409, 410, 412, 413, 415, 422, 429);
  * tus 1.0.0 (core, creation, expiration, termination) at /uploads. The route only translates
  * headers; the rules live in uploads/resumable.ts.
  */
-export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContext) {
-  const opts = resumableOptions(ctx);
-  const locks = new UploadKeyLocks();
+export function registerResumableRoutes(
+  app: FastifyInstance,
+  ctx: GalleryContext,
+  resumable: ResumableUploads,
+) {
   const idleMs = ctx.config.GALLERY_UPLOAD_IDLE_S * 1000;
 
   app.register(async (untyped) => {
@@ -72,7 +69,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       const length = headerInt(req, "upload-length");
       if (length === null) throw invalidBody("Upload-Length must be a non-negative integer.");
       const metadata = parseUploadMetadata(headerText(req, "upload-metadata"));
-      const result = await createResumable(ctx, user, opts, { length, metadata });
+      const result = await resumable.createResumable(user, { length, metadata });
       req.raw.resume();
       if (result.state.key) tusHeaders(reply, result.state).header("location", `${BASE}/${result.state.key}`);
       if (result.status === 200) return reply.code(200).send({ upload: result.upload });
@@ -81,7 +78,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
 
     const status = { params: KeyParams, response: { 200: NoBody, ...errors(401, 404, 410, 412) } };
     scope.head("/uploads/:key", { config: auth.user, schema: status }, async (req, reply) => {
-      const state = await resumableStatus(ctx, principal(req), locks, req.params.key);
+      const state = await resumable.resumableStatus(principal(req), req.params.key);
       return tusHeaders(reply, state).header("cache-control", "no-store").code(200).send();
     });
 
@@ -100,7 +97,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
       // A client that stops sending is cut off; the bytes it sent before stay resumable.
       const keepIdle = endWhenIdle(req.raw, idleMs);
       try {
-        const result = await appendResumable(ctx, user, locks, {
+        const result = await resumable.appendResumable(user, {
           key: req.params.key,
           offset,
           declaredBytes: headerInt(req, "content-length"),
@@ -122,7 +119,7 @@ export function registerResumableRoutes(app: FastifyInstance, ctx: GalleryContex
 
     const termination = { params: KeyParams, response: { 204: NoBody, ...errors(401, 403, 404, 410, 412) } };
     scope.delete("/uploads/:key", { config: auth.writer, schema: termination }, async (req, reply) => {
-      await terminateResumable(ctx, principal(req), req.params.key);
+      await resumable.terminateResumable(principal(req), req.params.key);
       return reply.code(204).send();
     });
   });

@@ -5,8 +5,8 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { GalleryContext } from "../../context.js";
 import { endWhenIdle } from "../../uploads/idle.js";
-import { ingestUpload } from "../../uploads/ingest.js";
-import { deleteOwnUpload, editUpload } from "../../uploads/manage.js";
+import type { Ingest } from "../../uploads/ingest.js";
+import type { UploadManager } from "../../uploads/manage.js";
 import { auth, principal } from "../route-auth.js";
 import { UploadBody } from "../schemas.js";
 
@@ -17,7 +17,11 @@ const EditBody = z.strictObject({
 });
 
 /** POST /upload (multipart, streamed), PATCH and DELETE /upload/{id}. */
-export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) {
+export function registerUploadRoutes(
+  app: FastifyInstance,
+  ctx: GalleryContext,
+  uploads: { ingest: Ingest; manager: UploadManager },
+) {
   const api = typed(app);
   // Multipart parsing only in this scope; limits are set per request from the live settings.
   app.register(async (scope) => {
@@ -39,8 +43,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
         // A client that sends nothing for GALLERY_UPLOAD_IDLE_S is cut off; the temp file goes with it.
         const keepIdle = endWhenIdle(req.raw, ctx.config.GALLERY_UPLOAD_IDLE_S * 1000);
         try {
-          const result = await ingestUpload(
-            ctx,
+          const result = await uploads.ingest.ingestUpload(
             principal(req),
             (limits) => req.parts({ limits }),
             Number.isSafeInteger(declared) ? declared : null,
@@ -63,7 +66,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
         response: { 200: UploadBody, ...errors(401, 403, 404, 422, 429) },
       },
     },
-    async (req) => ({ upload: await editUpload(ctx, principal(req), req.params.id, req.body) }),
+    async (req) => ({ upload: await uploads.manager.editUpload(principal(req), req.params.id, req.body) }),
   );
 
   api.delete(
@@ -73,7 +76,7 @@ export function registerUploadRoutes(app: FastifyInstance, ctx: GalleryContext) 
       schema: { params: IdParams, response: { 204: NoBody, ...errors(401, 403, 404) } },
     },
     async (req, reply) => {
-      await deleteOwnUpload(ctx, principal(req), req.params.id);
+      await uploads.manager.deleteOwnUpload(principal(req), req.params.id);
       return reply.code(204).send();
     },
   );
