@@ -217,7 +217,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<BuiltApp>
       { prefix: "/api/v1" },
     );
 
-    // One entry per background worker: `createXWorker(ctx)` returning a BackgroundWorker.
+    // One entry per background worker: `createXWorker(deps)` returning a BackgroundWorker.
     workers = [exportWorker, createDerivativeWorker(ctx), createUploadSweeper(ctx), notifier.worker()];
     let started = false;
     const startWorkers = () => {
