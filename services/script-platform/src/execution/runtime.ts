@@ -8,7 +8,7 @@ import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repository.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
 import type { FailurePolicy } from "../dispatch/failure-policy.js";
-import { Inbox } from "../dispatch/inbox.js";
+import { createInbox, type Inbox } from "../dispatch/inbox.js";
 import { encodeHttpPayload, type OutboxRow, outboxRepo } from "../dispatch/outbox.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import {
@@ -145,10 +145,10 @@ export async function createRuntime(
   const http = createOutboundHttp({ allowPrivate: config.PLATFORM_HTTP_ALLOW_PRIVATE });
   const instanceId = `${hostname().replace(/[^A-Za-z0-9.-]/g, "_")}-${process.pid}-${newId().slice(-12)}`;
   // Parked runs hold no dispatcher slot: the sync requests in flight may be that many more.
-  const inbox = new Inbox(
+  const inbox = createInbox({
     instanceId,
-    config.PLATFORM_MAX_CONCURRENCY + config.PLATFORM_WORKERS * PARKED_PER_WORKER,
-  );
+    capacity: config.PLATFORM_MAX_CONCURRENCY + config.PLATFORM_WORKERS * PARKED_PER_WORKER,
+  });
   let dispatcher: Dispatcher | null = null;
   const sdk: SdkDeps = {
     database,
