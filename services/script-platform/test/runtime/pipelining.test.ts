@@ -3,7 +3,7 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCall, RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits, SANDBOX_CEILINGS } from "../../src/sandbox/limits.js";
-import { EnginePool, PIPELINE_DEPTH, type PoolRun } from "../../src/sandbox/pool.js";
+import { createEnginePool, type EnginePool, PIPELINE_DEPTH, type PoolRun } from "../../src/sandbox/pool.js";
 import { type Harness, startHarness } from "../control/harness.js";
 import { until } from "./turns.js";
 
@@ -65,7 +65,7 @@ describe("worker pool pipelining", () => {
     });
 
   beforeAll(async () => {
-    pool = await EnginePool.start({
+    pool = await createEnginePool({
       workers: 2,
       appConcurrency: 1,
       sdkCallsInFlight: 8,

@@ -3,7 +3,7 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCall, RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits } from "../../src/sandbox/limits.js";
-import { EnginePool, type PoolRun } from "../../src/sandbox/pool.js";
+import { createEnginePool, type EnginePool, type PoolRun } from "../../src/sandbox/pool.js";
 import { until } from "./turns.js";
 
 /**
@@ -33,7 +33,7 @@ describe("worker pool: a loading worker is waited for, not pipelined around", ()
     });
 
   beforeAll(async () => {
-    pool = await EnginePool.start({
+    pool = await createEnginePool({
       workers: 2,
       appConcurrency: 2,
       sdkCallsInFlight: 8,

@@ -3,7 +3,13 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits } from "../../src/sandbox/limits.js";
-import { EnginePool, PIPELINE_DEPTH, type PoolRun, SCRIPTS_PER_WORKER } from "../../src/sandbox/pool.js";
+import {
+  createEnginePool,
+  type EnginePool,
+  PIPELINE_DEPTH,
+  type PoolRun,
+  SCRIPTS_PER_WORKER,
+} from "../../src/sandbox/pool.js";
 
 /**
  * A worker keeps the scripts its runs brought (by run key, an LRU the pool mirrors): a run of a
@@ -31,7 +37,7 @@ describe("worker pool: scripts travel to a worker once per key, runs of one turn
 
   beforeAll(async () => {
     // One worker: every run goes to it, so what it holds is known exactly.
-    pool = await EnginePool.start({
+    pool = await createEnginePool({
       workers: 1,
       appConcurrency: 1,
       sdkCallsInFlight: 8,
