@@ -278,20 +278,23 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
   let closed = false;
   const graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
   const recycleWasmBytes = opts.recycleWasmBytes ?? DEFAULT_RECYCLE_WASM_BYTES;
-  /** Workers started since the pool was built beyond the initial ones (tests, metrics). */
-  let replaced = 0;
-  /** Spare workers started (see Spare workers; tests, metrics). */
-  let sparesStarted = 0;
-  /** Runs that parked (waited on I/O and left their worker to others; tests, metrics). */
-  let parkedRuns = 0;
-  /** Runs handed on to a busy worker ahead of time (pipelining; tests, metrics). */
-  let handedOn = 0;
-  /** Run messages that carried their script (the others carried only ctx; tests, metrics). */
-  let scriptsSent = 0;
-  /** Messages that carried runs to workers (one may carry several; tests, metrics). */
-  let messagesSent = 0;
-  /** Messages received from workers (one may carry a turn's "done"s and calls; tests, metrics). */
-  let messagesReceived = 0;
+  /** Counters since the pool was built (tests, metrics). */
+  const stats = {
+    /** Workers started beyond the initial ones. */
+    replaced: 0,
+    /** Spare workers started (see Spare workers). */
+    sparesStarted: 0,
+    /** Runs that parked (waited on I/O and left their worker to others). */
+    parkedRuns: 0,
+    /** Runs handed on to a busy worker ahead of time (pipelining). */
+    handedOn: 0,
+    /** Run messages that carried their script (the others carried only ctx). */
+    scriptsSent: 0,
+    /** Messages that carried runs to workers (one may carry several). */
+    messagesSent: 0,
+    /** Messages received from workers (one may carry a turn's "done"s and calls). */
+    messagesReceived: 0,
+  };
 
   /** Resolves once every worker has loaded its WASM module. */
   async function ready(): Promise<void> {
@@ -452,7 +455,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
     if (i < 0 || closed) return;
     slot.idleTimer?.cancel();
     slots[i] = spawn(slot.spare);
-    replaced++;
+    stats.replaced++;
   }
 
   function pump(): void {
@@ -514,7 +517,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
     const spares = slots.filter((s) => s.spare).length;
     if (spares >= (opts.spareWorkers ?? 0) || slots.some((s) => !s.ready && !s.gone)) return;
     slots.push(spawn(true));
-    sparesStarted++;
+    stats.sparesStarted++;
   }
 
   /** Arm the stop of spares with nothing to run; disarm it for those that got work. */
@@ -590,7 +593,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
     Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
     p.held = { slot, id, cell };
     slot.held.push(p);
-    handedOn++;
+    stats.handedOn++;
     watch(p);
     send(slot, { t: "run", id, cell, held: true, run: workerRun(slot, p.req) }, () => {
       if (withdraw(p)) p.resolve(failure("internal_error", "The script could not be started.", 0));
@@ -693,13 +696,13 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
         slot.worker.postMessage(
           out.length === 1 ? out[0]?.msg : ({ t: "runs", runs: out.map((o) => o.msg) } satisfies ToWorker),
         );
-        messagesSent++;
+        stats.messagesSent++;
       } catch {
         // Find the run that cannot be cloned: the others go alone.
         for (const o of out)
           try {
             slot.worker.postMessage(o.msg);
-            messagesSent++;
+            stats.messagesSent++;
           } catch (err) {
             forgetScripts(slot);
             opts.logger.error({ err }, "could not hand a run to a sandbox worker");
@@ -722,7 +725,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
       if (held && sameLimits(held, limits)) return { key, script: null, ...ctxOf(req) };
       slot.scripts.set(key, limits);
     }
-    scriptsSent++;
+    stats.scriptsSent++;
     return {
       key,
       script: { name: req.name, source: req.source, modules: [...req.modules], limits },
@@ -838,7 +841,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
    */
   function onMessage(slot: Slot, m: FromWorkerPost): void {
     if (slot.gone) return;
-    messagesReceived++;
+    stats.messagesReceived++;
     let again = false;
     if (m.t === "batch") {
       for (const x of m.msgs) {
@@ -884,7 +887,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
         slot.active = null;
         a.parked = true;
         slot.parked.set(a.id, a);
-        parkedRuns++;
+        stats.parkedRuns++;
         uncount(a);
         a.req.onPark?.();
         startedNext(slot, m.next);
@@ -976,27 +979,7 @@ function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
     get parked(): number {
       return slots.reduce((n, s) => n + s.parked.size, 0);
     },
-    get replaced(): number {
-      return replaced;
-    },
-    get sparesStarted(): number {
-      return sparesStarted;
-    },
-    get parkedRuns(): number {
-      return parkedRuns;
-    },
-    get handedOn(): number {
-      return handedOn;
-    },
-    get scriptsSent(): number {
-      return scriptsSent;
-    },
-    get messagesSent(): number {
-      return messagesSent;
-    },
-    get messagesReceived(): number {
-      return messagesReceived;
-    },
+    stats: stats as Readonly<typeof stats>,
     ready,
     run,
     close,
