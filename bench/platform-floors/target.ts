@@ -21,8 +21,8 @@ import { newId } from "@app/kit/ids";
 import { createLogger } from "@app/kit/logger";
 import {
   appsRepo,
+  createGroupCommit,
   executionsRepo,
-  GroupCommit,
   migrations,
   type OutboxRow,
   outboxRepo,
@@ -80,7 +80,7 @@ export async function startFloor(args: { layer: Layer }): Promise<ServerTarget> 
   await database.migrate(migrations);
   const outbox = outboxRepo(database, systemClock);
   const executions = executionsRepo(database);
-  const commits = new GroupCommit(database);
+  const commits = createGroupCommit({ database });
   const workers = layer === "worker" || layer === "all" ? workerPair() : null;
   const writes = layer === "writes" || layer === "all";
   // The rows reference an app and a script (foreign keys): one of each, as the platform has.

@@ -7,6 +7,6 @@ export { buildSnapshot, matchIn, type RouteView } from "./control/route-table.js
 export { scriptsRepo } from "./control/scripts-repository.js";
 export { migrations } from "./db/migrations/index.js";
 export type { PlatformDB } from "./db/schema.js";
-export { GroupCommit, type OutboxRow, outboxRepo } from "./dispatch/outbox.js";
+export { createGroupCommit, type GroupCommit, type OutboxRow, outboxRepo } from "./dispatch/outbox.js";
 export { executionsRepo } from "./execution/executions-repository.js";
 export { pubsubOps } from "./sdk/pubsub.js";

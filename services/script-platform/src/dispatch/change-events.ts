@@ -15,7 +15,7 @@ import {
   scriptsByIds,
 } from "./change-events-repository.js";
 import type { OutboxWriter, OwnRuns, TriggeredRun } from "./enqueue.js";
-import { GroupCommit, type GroupCommitOptions } from "./group-commit.js";
+import { createGroupCommit, type GroupCommitOptions } from "./group-commit.js";
 
 export type { ChangeEvent, EventSink, PubsubMessage } from "../sdk/types.js";
 
@@ -50,7 +50,7 @@ export function createChangeEvents(deps: ChangeEventsDeps): EventSink {
   const dialect = database.dialect;
   // Concurrent publishDurable calls share a transaction (one BEGIN/COMMIT, one trigger lookup,
   // one NOTIFY); when a batch fails, each publish is retried alone, so none is lost or doubled.
-  const publishes = new GroupCommit(database, deps.publishCommit);
+  const publishes = createGroupCommit({ ...deps.publishCommit, database });
 
   /**
    * Lookups made once per transaction: every event of a write (or of a publish batch) sees the

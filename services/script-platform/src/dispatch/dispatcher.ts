@@ -12,8 +12,8 @@ import type { FailurePolicy } from "./failure-policy.js";
 import type { Inbox } from "./inbox.js";
 import type { ExecutionLog, Finished, Job, JobRunner, RequestView } from "./job.js";
 import {
+  createGroupCommit,
   decodeHttpRequest,
-  GroupCommit,
   type HttpPayload,
   LEASE_MS,
   type OutboxRow,
@@ -118,7 +118,7 @@ export function createDispatcher(deps: DispatcherDeps) {
   const leaseMs = deps.leaseMs ?? LEASE_MS;
   const repo = outboxRepo(database, clock, leaseMs);
   let heartbeat: TimerHandle | null = null;
-  const commits = new GroupCommit(database);
+  const commits = createGroupCommit({ database });
   const inflight = new Set<Promise<void>>();
   /** The slot policy (scheduler.ts); this closure does the I/O its decisions call for. */
   const slots = new SlotScheduler({

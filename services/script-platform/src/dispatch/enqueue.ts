@@ -52,27 +52,32 @@ export interface LocalRuns {
   unreserve(n: number): void;
 }
 
+export type OwnRuns = ReturnType<typeof createOwnRuns>;
+
 /**
  * Rows a transaction wrote claimed by this process: `start` once it committed, `drop` when it did
  * not (its slots are freed). Each acts once; whichever comes first wins.
  */
-export class OwnRuns {
-  private done = false;
-  constructor(
-    private readonly local: LocalRuns,
-    readonly rows: readonly OutboxRow[],
-    private readonly scripts: ReadonlyMap<string, ScriptRecord>,
-  ) {}
-  start(): void {
-    if (this.done) return;
-    this.done = true;
-    this.local.start(this.rows, this.scripts);
-  }
-  drop(): void {
-    if (this.done) return;
-    this.done = true;
-    this.local.unreserve(this.rows.length);
-  }
+export function createOwnRuns(deps: {
+  local: LocalRuns;
+  rows: readonly OutboxRow[];
+  scripts: ReadonlyMap<string, ScriptRecord>;
+}) {
+  const { local, rows, scripts } = deps;
+  let done = false;
+  return {
+    rows,
+    start(): void {
+      if (done) return;
+      done = true;
+      local.start(rows, scripts);
+    },
+    drop(): void {
+      if (done) return;
+      done = true;
+      local.unreserve(rows.length);
+    },
+  };
 }
 
 /** Writes outbox rows inside the caller's transaction and tells dispatchers about them. */
@@ -87,7 +92,7 @@ export interface OutboxWriter {
   enqueueMany(trx: Kysely<PlatformDB>, runs: readonly TriggeredRun[]): Promise<string[]>;
   /**
    * enqueueMany, but the runs this process has free slots for (and that are due now) are written
-   * claimed by it: the caller starts them once `trx` committed (OwnRuns.start) or drops them if it
+   * claimed by it: the caller starts them once `trx` committed (OwnRuns' start) or drops them if it
    * did not (`hold` hands them over before the write). `scriptsOf` reads the scripts such runs lack (one read for the batch). Null when no
    * run is this process's own. On PostgreSQL `trx` may be the database itself (see enqueueMany).
    */
@@ -203,7 +208,7 @@ export function createOutboxWriter(deps: {
           lease_until: row.lease_until,
         });
       }
-      const handle = new OwnRuns(local, claimed, scripts);
+      const handle = createOwnRuns({ local, rows: claimed, scripts });
       hold?.(handle);
       try {
         await write(trx, rows, own);

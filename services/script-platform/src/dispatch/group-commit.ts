@@ -82,6 +82,12 @@ interface Item {
   reject: (e: unknown) => void;
 }
 
+export type GroupCommit = ReturnType<typeof createGroupCommit>;
+
+export interface GroupCommitDeps extends GroupCommitOptions {
+  database: Database<PlatformDB>;
+}
+
 /**
  * Group commit: writes handed in while a transaction runs are done together in the next one, so
  * N concurrent requests cost one commit (one fsync) instead of N, and same-kind writes become one
@@ -97,160 +103,123 @@ interface Item {
  * disk that timer only added latency (it cost the hello route much of its requests/s: README,
  * Execution).
  */
-export class GroupCommit {
+export function createGroupCommit(deps: GroupCommitDeps) {
+  const { database } = deps;
   /**
    * Counters since start: transactions run (batches and lone retries), items committed, failed
    * transactions, milliseconds spent in them, the part of that from the end of a batch's
    * statements until its commit was durable (COMMIT and the fsync wait), and the batches that
    * waited a timed window.
    */
-  readonly stats = { transactions: 0, items: 0, failed: 0, commitMs: 0, commitStatementMs: 0, windows: 0 };
-  private queue: Item[] = [];
-  private running = false;
+  const stats = { transactions: 0, items: 0, failed: 0, commitMs: 0, commitStatementMs: 0, windows: 0 };
+  const queue: Item[] = [];
+  let running = false;
   /** Batches started whose commit is not durable yet, and the drain loop waiting for one. */
-  private inFlight = 0;
-  private slotFreed: (() => void) | null = null;
-  private readonly pipeline: number;
-  private readonly maxBatch: number;
-  private readonly slowCommitMs: number;
-  private readonly maxWindowMs: number;
-  private readonly now: () => number;
-  private readonly sleep: (ms: number, wake: Promise<void>) => Promise<void>;
+  let inFlight = 0;
+  let slotFreed: (() => void) | null = null;
+  const pipeline = Math.max(1, deps.pipeline ?? 1);
+  const maxBatch = deps.maxBatch ?? 256;
+  const slowCommitMs = deps.slowCommitMs ?? Number.POSITIVE_INFINITY;
+  const maxWindowMs = deps.maxWindowMs ?? MAX_WINDOW_MS;
+  const now = deps.now ?? (() => performance.now());
+  const sleep = deps.sleep ?? realSleep;
   /** When the last batch ended, and how long its COMMIT statement took. */
-  private lastEnd = Number.NEGATIVE_INFINITY;
-  private lastCommitStatementMs = 0;
-  private full: (() => void) | null = null;
+  let lastEnd = Number.NEGATIVE_INFINITY;
+  let lastCommitStatementMs = 0;
+  let full: (() => void) | null = null;
 
-  constructor(
-    private readonly database: Database<PlatformDB>,
-    private readonly opts: GroupCommitOptions = {},
-  ) {
-    this.maxBatch = opts.maxBatch ?? 256;
-    this.slowCommitMs = opts.slowCommitMs ?? Number.POSITIVE_INFINITY;
-    this.maxWindowMs = opts.maxWindowMs ?? MAX_WINDOW_MS;
-    this.pipeline = Math.max(1, opts.pipeline ?? 1);
-    this.now = opts.now ?? (() => performance.now());
-    this.sleep = opts.sleep ?? realSleep;
-  }
-
-  /** Writes waiting for their transaction. */
-  get pending(): number {
-    return this.queue.length;
-  }
-
-  /** Run `fn` inside the next batch's transaction; resolves with its result once committed and durable. */
-  run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
-    return this.enqueue(fn, [], false) as Promise<T>;
-  }
-
-  /** Merged writes (all or none of them, for this caller); resolves once committed and durable. */
-  write(...writes: MergedWrite[]): Promise<void> {
-    return this.enqueue(null, writes, false) as Promise<void>;
-  }
-
-  /**
-   * `write` that resolves once its batch COMMITTED (visible, kept through a process crash), before
-   * the commit is durable (kit's Database.writeTxCommitted; the same on PostgreSQL). Only for
-   * writes nobody is told about: a later write's durable commit covers this one (SQLite's WAL is
-   * appended in order), so whatever is acknowledged after such a write still implies it is on
-   * disk. The batch still counts as in flight until durable (`pipeline`).
-   */
-  writeCommitted(...writes: MergedWrite[]): Promise<void> {
-    return this.enqueue(null, writes, true) as Promise<void>;
-  }
-
-  private enqueue(fn: Item["fn"], writes: readonly MergedWrite[], early: boolean): Promise<unknown> {
+  function enqueue(fn: Item["fn"], writes: readonly MergedWrite[], early: boolean): Promise<unknown> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ fn, early, writes, resolve, reject });
-      if (this.queue.length >= this.maxBatch) this.full?.();
-      if (!this.running) void this.drain();
+      queue.push({ fn, early, writes, resolve, reject });
+      if (queue.length >= maxBatch) full?.();
+      if (!running) void drain();
     });
   }
 
-  private async drain(): Promise<void> {
-    this.running = true;
+  async function drain(): Promise<void> {
+    running = true;
     try {
-      while (this.queue.length > 0) {
-        if (this.inFlight >= this.pipeline) {
+      while (queue.length > 0) {
+        if (inFlight >= pipeline) {
           await new Promise<void>((resolve) => {
-            this.slotFreed = resolve;
+            slotFreed = resolve;
           });
           continue;
         }
         // Let pending I/O (requests that already arrived) queue their writes first: without this
         // yield a write that arrives alone would commit alone even when more are on their way.
         await new Promise<void>((resolve) => setImmediate(resolve));
-        const slow = this.lastCommitStatementMs >= this.slowCommitMs;
-        const window = slow ? Math.min(this.maxWindowMs, 4 * this.lastCommitStatementMs) : 0;
-        if (window > 0 && this.queue.length < this.maxBatch && this.now() - this.lastEnd < window) {
-          this.stats.windows++;
-          await this.sleep(
+        const slow = lastCommitStatementMs >= slowCommitMs;
+        const window = slow ? Math.min(maxWindowMs, 4 * lastCommitStatementMs) : 0;
+        if (window > 0 && queue.length < maxBatch && now() - lastEnd < window) {
+          stats.windows++;
+          await sleep(
             window,
             new Promise<void>((resolve) => {
-              this.full = resolve;
+              full = resolve;
             }),
           );
         }
-        this.full = null;
-        this.inFlight++;
-        void this.runBatch(this.queue.splice(0, this.maxBatch));
+        full = null;
+        inFlight++;
+        void runBatch(queue.splice(0, maxBatch));
       }
     } finally {
-      this.running = false;
+      running = false;
     }
   }
 
-  private async runBatch(batch: Item[]): Promise<void> {
-    const started = this.now();
+  async function runBatch(batch: Item[]): Promise<void> {
+    const started = now();
     let applied: number | null = null;
     try {
-      await this.commit(batch, () => {
-        applied = this.now();
+      await commit(batch, () => {
+        applied = now();
       });
     } finally {
-      this.lastEnd = this.now();
+      lastEnd = now();
       // The statements' own work grows with the batch; the COMMIT is the fsync, a fixed cost.
       if (applied !== null) {
-        this.lastCommitStatementMs = this.lastEnd - applied;
-        this.stats.commitStatementMs += this.lastCommitStatementMs;
+        lastCommitStatementMs = lastEnd - applied;
+        stats.commitStatementMs += lastCommitStatementMs;
       }
-      this.stats.commitMs += this.lastEnd - started;
-      this.inFlight--;
-      const freed = this.slotFreed;
-      this.slotFreed = null;
+      stats.commitMs += lastEnd - started;
+      inFlight--;
+      const freed = slotFreed;
+      slotFreed = null;
       freed?.();
-      if (this.queue.length > 0 && !this.running) void this.drain();
+      if (queue.length > 0 && !running) void drain();
     }
   }
 
-  private observe(t: TransactionInfo): void {
-    this.stats.transactions++;
-    if (t.ok) this.stats.items += t.items;
-    else this.stats.failed++;
-    this.opts.onTransaction?.(t);
+  function observe(t: TransactionInfo): void {
+    stats.transactions++;
+    if (t.ok) stats.items += t.items;
+    else stats.failed++;
+    deps.onTransaction?.(t);
   }
 
   /** `applied` is called when the batch's statements are done, right before COMMIT. */
-  private async commit(batch: Item[], applied: () => void): Promise<void> {
+  async function commit(batch: Item[], applied: () => void): Promise<void> {
     let results: unknown[];
     let durable: Promise<void>;
     try {
-      ({ results, durable } = await this.transact(batch, applied));
+      ({ results, durable } = await transact(batch, applied));
     } catch (err) {
-      this.observe({ items: batch.length, ok: false, alone: batch.length === 1 });
+      observe({ items: batch.length, ok: false, alone: batch.length === 1 });
       if (batch.length === 1) {
         batch[0]?.reject(err);
         return;
       }
       for (const item of batch) {
         try {
-          const alone = await this.transact([item], () => {});
+          const alone = await transact([item], () => {});
           if (item.early) item.resolve(alone.results[0]);
           await alone.durable;
-          this.observe({ items: 1, ok: true, alone: true });
+          observe({ items: 1, ok: true, alone: true });
           item.resolve(alone.results[0]);
         } catch (e) {
-          this.observe({ items: 1, ok: false, alone: true });
+          observe({ items: 1, ok: false, alone: true });
           item.reject(e);
         }
       }
@@ -261,11 +230,11 @@ export class GroupCommit {
       await durable;
     } catch (err) {
       // Committed, not durable (a fatal WAL sync failure): nobody may be told it was written.
-      this.observe({ items: batch.length, ok: false, alone: false });
+      observe({ items: batch.length, ok: false, alone: false });
       for (const item of batch) if (!item.early) item.reject(err);
       return;
     }
-    this.observe({ items: batch.length, ok: true, alone: false });
+    observe({ items: batch.length, ok: true, alone: false });
     for (const [i, item] of batch.entries()) if (!item.early) item.resolve(results[i]);
   }
 
@@ -273,31 +242,31 @@ export class GroupCommit {
    * The batch in a transaction, or as its one statement alone (see MergedWrite.oneStatement):
    * resolves at COMMIT, with `durable` pending until the commit is on disk.
    */
-  private async transact(
+  async function transact(
     batch: Item[],
     applied: () => void,
   ): Promise<{ results: unknown[]; durable: Promise<void> }> {
     const kind = batch[0]?.writes[0]?.kind;
     const alone =
-      this.database.dialect.autocommitWrites &&
+      database.dialect.autocommitWrites &&
       batch.every(
         (i) => !i.fn && i.writes.length === 1 && i.writes[0]?.oneStatement && i.writes[0].kind === kind,
       );
     if (alone) {
       // PostgreSQL only: its commit is durable.
-      const results = await this.apply(this.database.db, batch);
+      const results = await apply(database.db, batch);
       applied();
       return { results, durable: Promise.resolve() };
     }
-    const { value, durable } = await this.database.writeTxCommitted(async (trx) => {
-      const r = await this.apply(trx, batch);
+    const { value, durable } = await database.writeTxCommitted(async (trx) => {
+      const r = await apply(trx, batch);
       applied();
       return r;
     });
     return { results: value, durable };
   }
 
-  private async apply(trx: Trx, batch: Item[]): Promise<unknown[]> {
+  async function apply(trx: Trx, batch: Item[]): Promise<unknown[]> {
     const merged = new Map<string, { apply: MergedWrite["apply"]; data: unknown[] }>();
     for (const item of batch)
       for (const w of item.writes) {
@@ -310,4 +279,30 @@ export class GroupCommit {
     for (const item of batch) out.push(item.fn ? await item.fn(trx) : undefined);
     return out;
   }
+
+  return {
+    stats,
+    /** Writes waiting for their transaction. */
+    get pending(): number {
+      return queue.length;
+    },
+    /** Run `fn` inside the next batch's transaction; resolves with its result once committed and durable. */
+    run<T>(fn: (trx: Trx) => Promise<T>): Promise<T> {
+      return enqueue(fn, [], false) as Promise<T>;
+    },
+    /** Merged writes (all or none of them, for this caller); resolves once committed and durable. */
+    write(...writes: MergedWrite[]): Promise<void> {
+      return enqueue(null, writes, false) as Promise<void>;
+    },
+    /**
+     * `write` that resolves once its batch COMMITTED (visible, kept through a process crash), before
+     * the commit is durable (kit's Database.writeTxCommitted; the same on PostgreSQL). Only for
+     * writes nobody is told about: a later write's durable commit covers this one (SQLite's WAL is
+     * appended in order), so whatever is acknowledged after such a write still implies it is on
+     * disk. The batch still counts as in flight until durable (`pipeline`).
+     */
+    writeCommitted(...writes: MergedWrite[]): Promise<void> {
+      return enqueue(null, writes, true) as Promise<void>;
+    },
+  };
 }

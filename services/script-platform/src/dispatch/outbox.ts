@@ -1,7 +1,7 @@
 import type { RequestView } from "./job.js";
 
 // The group commit lives in group-commit.ts; the dispatcher takes it from here with the outbox's SQL.
-export { GroupCommit } from "./group-commit.js";
+export { createGroupCommit, type GroupCommit } from "./group-commit.js";
 // The outbox's SQL lives in outbox-repository.ts; what the dispatcher and the runtime take from here
 // is re-exported so their imports stay put.
 export {

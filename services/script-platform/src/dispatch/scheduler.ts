@@ -52,6 +52,7 @@ export interface ClaimResult {
   grant: number[];
 }
 
+/** A class: plain state and its transitions, no collaborators (the shell reads its counters). */
 export class SlotScheduler {
   readonly max: number;
   /** Slots background runs may hold (claims in flight included): the rest stay for sync requests. */

@@ -8,7 +8,7 @@ import type { Principal } from "../control/scopes.js";
 import type { ScriptRecord } from "../control/scripts-repository.js";
 import { createDispatcher, type Dispatcher } from "../dispatch/dispatcher.js";
 import type { FailurePolicy } from "../dispatch/failure-policy.js";
-import { Inbox } from "../dispatch/inbox.js";
+import { createInbox, type Inbox } from "../dispatch/inbox.js";
 import { encodeHttpPayload, type OutboxRow, outboxRepo } from "../dispatch/outbox.js";
 import { ScriptVisibleError } from "../sandbox/engine.js";
 import {
@@ -17,8 +17,8 @@ import {
   resolveLimits,
   type SandboxKnobs,
 } from "../sandbox/limits.js";
-import { ModuleResolver } from "../sandbox/module-loader.js";
-import { EnginePool, PARKED_PER_WORKER } from "../sandbox/pool.js";
+import { createModuleResolver, type ModuleResolver } from "../sandbox/module-loader.js";
+import { createEnginePool, type EnginePool, PARKED_PER_WORKER } from "../sandbox/pool.js";
 import { sdkHost } from "../sdk/host.js";
 import { createOutboundHttp, type OutboundHttp } from "../sdk/http.js";
 import type { EventSink, SdkDeps } from "../sdk/types.js";
@@ -128,7 +128,7 @@ export async function createRuntime(
 ): Promise<Runtime> {
   const { clock, logger, database, config } = ctx;
   const outbox = outboxRepo(database, clock);
-  const engine = await EnginePool.start({
+  const engine = await createEnginePool({
     workers: config.PLATFORM_WORKERS,
     appConcurrency: appConcurrency(config),
     appQueue: config.PLATFORM_APP_QUEUE,
@@ -141,14 +141,17 @@ export async function createRuntime(
     clock: systemClock,
     logger,
   });
-  const modules = new ModuleResolver(ctx.scripts, config.PLATFORM_MODULE_CACHE_SIZE);
+  const modules = createModuleResolver({
+    scripts: ctx.scripts,
+    cacheSize: config.PLATFORM_MODULE_CACHE_SIZE,
+  });
   const http = createOutboundHttp({ allowPrivate: config.PLATFORM_HTTP_ALLOW_PRIVATE });
   const instanceId = `${hostname().replace(/[^A-Za-z0-9.-]/g, "_")}-${process.pid}-${newId().slice(-12)}`;
   // Parked runs hold no dispatcher slot: the sync requests in flight may be that many more.
-  const inbox = new Inbox(
+  const inbox = createInbox({
     instanceId,
-    config.PLATFORM_MAX_CONCURRENCY + config.PLATFORM_WORKERS * PARKED_PER_WORKER,
-  );
+    capacity: config.PLATFORM_MAX_CONCURRENCY + config.PLATFORM_WORKERS * PARKED_PER_WORKER,
+  });
   let dispatcher: Dispatcher | null = null;
   const sdk: SdkDeps = {
     database,

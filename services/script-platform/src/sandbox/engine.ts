@@ -199,7 +199,10 @@ const JOB_SLICE = 256;
 export const LOG_MAX_CHARS = 4096;
 const LEVELS = new Set<LogLevel>(["trace", "debug", "info", "warn", "error"]);
 
-/** A one-shot-at-a-time wake-up for the run loop (host I/O completed, deadline passed). */
+/**
+ * A one-shot-at-a-time wake-up for the run loop (host I/O completed, deadline passed). Methods on
+ * a class: one is built per run.
+ */
 class Waker {
   private signalled = false;
   private resolve: (() => void) | null = null;
@@ -260,6 +263,22 @@ export function errorPosition(
   return first ? { line: first.line, column: first.column || null } : { line: null, column: null };
 }
 
+export type Engine = ReturnType<typeof createEngine>;
+
+export interface EngineDeps {
+  clock: EngineClock;
+  logger: EngineLog;
+  /** Extra prelude (in-sandbox web APIs, see web-apis.ts): `(function (host) {...})` source. */
+  webApis?: string;
+  /** No run grows the module's WebAssembly memory past this many bytes (default: no ceiling). */
+  maxWasmBytes?: number;
+  /**
+   * Called whenever a run's JavaScript has been executing for a while (the interrupt handler,
+   * a full slice of promise jobs): the worker sends the messages it holds back then.
+   */
+  onBusy?: () => void;
+}
+
 /**
  * Runs one endpoint script in a fresh QuickJS runtime and context (one WASM module per process).
  * Limits: memory and stack from the knobs, the operation budget and the deadline in the interrupt
@@ -267,64 +286,43 @@ export function errorPosition(
  * result. Async SDK calls are host promises; the loop below runs the runtime's pending jobs
  * whenever one of them settles.
  */
-export class Engine {
+export function createEngine(deps: EngineDeps) {
   /**
    * Set once the WASM module aborted (an engine assertion while freeing a run): its memory can no
    * longer be trusted or reused. The pool replaces the worker that holds such an engine.
    */
-  poisoned = false;
+  let poisoned = false;
 
   /**
    * Runtimes left allocated instead of freed (see `run`'s finally): their memory stays in this
    * module until the pool recycles the worker (its WASM memory bound), as any grown memory does.
    */
-  abandoned = 0;
-
-  constructor(
-    private readonly deps: {
-      clock: EngineClock;
-      logger: EngineLog;
-      /** Extra prelude (in-sandbox web APIs, see web-apis.ts): `(function (host) {...})` source. */
-      webApis?: string;
-      /** No run grows the module's WebAssembly memory past this many bytes (default: no ceiling). */
-      maxWasmBytes?: number;
-      /**
-       * Called whenever a run's JavaScript has been executing for a while (the interrupt handler,
-       * a full slice of promise jobs): the worker sends the messages it holds back then.
-       */
-      onBusy?: () => void;
-    },
-  ) {}
+  let abandoned = 0;
 
   /**
    * Warm contexts of this engine (one per worker thread), by run key + limits: several per key,
    * since runs of one script interleave while parked and a context serves one run at a time.
    */
-  private readonly warm = new Map<string, WarmContext[]>();
-  private warmCount = 0;
+  const warm = new Map<string, WarmContext[]>();
+  let warmCount = 0;
 
   /** Limits as text for the warm key, once per limits object (a worker reuses one per script). */
-  private readonly limitTags = new WeakMap<RunLimits, string>();
-  private limitsTag(limits: RunLimits): string {
-    let tag = this.limitTags.get(limits);
+  const limitTags = new WeakMap<RunLimits, string>();
+  function limitsTag(limits: RunLimits): string {
+    let tag = limitTags.get(limits);
     if (tag === undefined) {
       tag = JSON.stringify(limits);
-      this.limitTags.set(limits, tag);
+      limitTags.set(limits, tag);
     }
     return tag;
   }
 
-  /** How many warm contexts this engine holds now (tests, metrics). */
-  get warmContexts(): number {
-    return this.warmCount;
-  }
-
   /** Drop every warm context (a module changed under all of them, or the worker shuts down). */
-  clearWarm(): void {
-    for (const ws of this.warm.values()) for (const w of ws) this.disposeContext(w);
-    this.warm.clear();
-    this.warmCount = 0;
-    for (const w of this.blanks.splice(0)) this.disposeContext(w);
+  function clearWarm(): void {
+    for (const ws of warm.values()) for (const w of ws) disposeContext(w);
+    warm.clear();
+    warmCount = 0;
+    for (const w of blanks.splice(0)) disposeContext(w);
   }
 
   /**
@@ -333,33 +331,28 @@ export class Engine {
    * that needs a new context takes one (it has served nobody: a context still never serves two
    * apps).
    */
-  private readonly blanks: WarmContext[] = [];
-
-  /** How many blank contexts this engine holds now (tests, metrics). */
-  get blankContexts(): number {
-    return this.blanks.length;
-  }
+  const blanks: WarmContext[] = [];
 
   /**
    * Build one blank context if fewer than `target` are held; false when there are enough (or the
    * module cannot be trusted any more). Call only while no run executes.
    */
-  async prepare(target: number): Promise<boolean> {
-    if (this.poisoned || this.blanks.length >= target) return false;
+  async function prepare(target: number): Promise<boolean> {
+    if (poisoned || blanks.length >= target) return false;
     const mod = await quickJS();
     const was = executing;
     // Growth while building is charged to no run.
     executing = null;
     try {
-      this.blanks.push(this.buildContext(mod.newRuntime()));
+      blanks.push(buildContext(mod.newRuntime()));
     } finally {
       executing = was;
     }
-    return this.blanks.length < target;
+    return blanks.length < target;
   }
 
-  async run(req: RunRequest): Promise<RunOutcome> {
-    const { clock } = this.deps;
+  async function run(req: RunRequest): Promise<RunOutcome> {
+    const { clock } = deps;
     const mod = await quickJS();
     const started = clock.now();
     const limits = req.limits;
@@ -380,7 +373,7 @@ export class Engine {
       handles: [],
       grown: 0,
       growthBudget: memoryBytes(limits),
-      wasmCeiling: this.deps.maxWasmBytes ?? Number.POSITIVE_INFINITY,
+      wasmCeiling: deps.maxWasmBytes ?? Number.POSITIVE_INFINITY,
     };
     guardGrowth(mod.getWasmMemory());
     executing = st;
@@ -390,9 +383,9 @@ export class Engine {
       st.waker.signal();
     };
     st.halt = halt;
-    const cacheKey = req.key ? `${req.key}|${this.limitsTag(limits)}` : null;
+    const cacheKey = req.key ? `${req.key}|${limitsTag(limits)}` : null;
     // Taken out while it runs; put back (most recently used) only if the run leaves it clean.
-    let w = cacheKey ? this.takeWarm(cacheKey) : undefined;
+    let w = cacheKey ? takeWarm(cacheKey) : undefined;
     let reusable = false;
     // Set when the run ended inside the engine's own error paths (a limit, out of memory, a host
     // stack overflow): QuickJS may have leaked references there, and freeing such a runtime
@@ -422,16 +415,12 @@ export class Engine {
         w.cur = st;
         w.runs++;
       } else {
-        w = this.blanks.pop() ?? this.buildContext(mod.newRuntime());
-        this.bindContext(w, req);
+        w = blanks.pop() ?? buildContext(mod.newRuntime());
+        bindContext(w, req);
         w.cur = st;
         w.building = false;
         // The module's top level runs once per context, under the first run's limits.
-        w.ns = await this.settle(
-          w,
-          st,
-          this.unwrap(w, st, w.vm.evalCode(req.source, req.name, { type: "module" })),
-        );
+        w.ns = await settle(w, st, unwrap(w, st, w.vm.evalCode(req.source, req.name, { type: "module" })));
         executing = st;
         w.handles.push(...st.handles.splice(st.handles.indexOf(w.ns)));
       }
@@ -449,10 +438,10 @@ export class Engine {
         ctxArgs.push(
           keep(vm.newArrayBuffer(b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer)),
         );
-      const resultArr = await this.settle(
+      const resultArr = await settle(
         w,
         st,
-        this.unwrap(w, st, vm.callFunction(w.runFn, vm.undefined, w.ns as QuickJSHandle, ...ctxArgs)),
+        unwrap(w, st, vm.callFunction(w.runFn, vm.undefined, w.ns as QuickJSHandle, ...ctxArgs)),
       );
       executing = st;
       if (st.stop) throw new Stop();
@@ -497,10 +486,9 @@ export class Engine {
       }
       // A WASM trap, or V8's stack overflow thrown through QuickJS's C frames (a deep native
       // recursion such as JSON.stringify of a 1e6-deep object): the module's state is unknown.
-      if (err instanceof Error && (err.name === "RuntimeError" || err instanceof RangeError))
-        this.poisoned = true;
+      if (err instanceof Error && (err.name === "RuntimeError" || err instanceof RangeError)) poisoned = true;
       abnormal = true;
-      this.deps.logger.error({ err }, "script engine failure");
+      deps.logger.error({ err }, "script engine failure");
       return finish({ ok: false, kind: "internal_error", message: "The script engine failed." });
     } finally {
       st.done = true;
@@ -510,75 +498,75 @@ export class Engine {
       st.abort?.abort(RUN_ENDED);
       try {
         // A poisoned module is replaced whole: nothing in it is freed.
-        if (!this.poisoned) {
+        if (!poisoned) {
           for (const d of st.live) if (d.alive) d.dispose();
           for (const h of st.handles.reverse()) if (h.alive) h.dispose();
         }
         if (w) {
           w.cur = null;
-          if (reusable && cacheKey) this.keepWarm(cacheKey, w);
-          else if (abnormal || st.stop || this.poisoned) this.abandon(w);
-          else this.disposeContext(w);
+          if (reusable && cacheKey) keepWarm(cacheKey, w);
+          else if (abnormal || st.stop || poisoned) abandon(w);
+          else disposeContext(w);
         }
       } catch (err) {
         // QuickJS aborts the WASM module when a runtime it frees is inconsistent (a limit hit
         // deep inside a builtin): the outcome stands, but this module must not run again.
-        this.poisoned = true;
-        this.deps.logger.error({ err }, "the script engine could not free a run");
+        poisoned = true;
+        deps.logger.error({ err }, "the script engine could not free a run");
       }
     }
   }
 
-  private takeWarm(key: string): WarmContext | undefined {
-    const ws = this.warm.get(key);
+  function takeWarm(key: string): WarmContext | undefined {
+    const ws = warm.get(key);
     const w = ws?.pop();
     if (!ws || !w) return undefined;
-    this.warmCount--;
-    if (ws.length === 0) this.warm.delete(key);
+    warmCount--;
+    if (ws.length === 0) warm.delete(key);
     return w;
   }
 
-  private keepWarm(key: string, w: WarmContext): void {
-    const ws = this.warm.get(key) ?? [];
+  function keepWarm(key: string, w: WarmContext): void {
+    const ws = warm.get(key) ?? [];
     // Most recently used key last in the map's order, the least recently used evicted first.
-    this.warm.delete(key);
-    this.warm.set(key, ws);
+    warm.delete(key);
+    warm.set(key, ws);
     ws.push(w);
-    this.warmCount++;
-    while (this.warmCount > WARM_CONTEXTS_PER_WORKER) {
-      const oldest = this.warm.keys().next().value as string;
-      const os = this.warm.get(oldest) as WarmContext[];
+    warmCount++;
+    while (warmCount > WARM_CONTEXTS_PER_WORKER) {
+      const oldest = warm.keys().next().value as string;
+      const os = warm.get(oldest) as WarmContext[];
       const o = os.shift() as WarmContext;
-      if (os.length === 0) this.warm.delete(oldest);
-      this.warmCount--;
-      this.disposeContext(o);
+      if (os.length === 0) warm.delete(oldest);
+      warmCount--;
+      disposeContext(o);
     }
   }
 
   /** Leave a runtime allocated: its handles go, the runtime and context are never freed. */
-  private abandon(w: WarmContext): void {
-    if (!this.poisoned) for (const h of w.handles.reverse()) if (h.alive) h.dispose();
-    this.abandoned++;
+  function abandon(w: WarmContext): void {
+    if (!poisoned) for (const h of w.handles.reverse()) if (h.alive) h.dispose();
+    abandoned++;
   }
 
-  private disposeContext(w: WarmContext): void {
+  function disposeContext(w: WarmContext): void {
     for (const h of w.handles.reverse()) if (h.alive) h.dispose();
     w.vm.dispose();
     w.rt.dispose();
   }
 
-  private unwrap(w: WarmContext, st: RunState, r: ReturnType<QuickJSContext["evalCode"]>): QuickJSHandle {
+  function unwrap(w: WarmContext, st: RunState, r: ReturnType<QuickJSContext["evalCode"]>): QuickJSHandle {
     if (r.error) {
       st.handles.push(r.error);
       if (st.stop) throw new Stop();
-      throw this.guestError(w.vm, r.error, w.internalErrorProto, w.name);
+      throw guestError(w.vm, r.error, w.internalErrorProto, w.name);
     }
     st.handles.push(r.value);
     return r.value;
   }
 
   /** Settle a possibly-promise handle, running jobs and waiting on host I/O as needed. */
-  private async settle(w: WarmContext, st: RunState, h: QuickJSHandle): Promise<QuickJSHandle> {
+  async function settle(w: WarmContext, st: RunState, h: QuickJSHandle): Promise<QuickJSHandle> {
     const { vm, rt } = w;
     for (;;) {
       if (st.stop) throw new Stop();
@@ -589,10 +577,10 @@ export class Engine {
       if (!jobs.error && jobs.value > 0) {
         st.ops += jobs.value * OPS_PER_JOB;
         if (st.ops > st.limits.max_operations) st.halt?.("operation_limit");
-        else if (jobs.value >= JOB_SLICE && this.deps.clock.now() >= st.deadline) st.halt?.("timeout");
+        else if (jobs.value >= JOB_SLICE && deps.clock.now() >= st.deadline) st.halt?.("timeout");
         if (st.stop) throw new Stop();
         if (jobs.value >= JOB_SLICE) {
-          this.deps.onBusy?.();
+          deps.onBusy?.();
           continue;
         }
       }
@@ -605,7 +593,7 @@ export class Engine {
         // Past its memory limit QuickJS cannot even build an error object and throws null.
         if (vm.typeof(jobs.error) === "object" && vm.dump(jobs.error) === null)
           throw new GuestThrew("InternalError: out of memory", false, true);
-        throw this.guestError(vm, jobs.error, w.internalErrorProto, w.name);
+        throw guestError(vm, jobs.error, w.internalErrorProto, w.name);
       }
       if (st.stop) throw new Stop();
       const ps = vm.getPromiseState(h);
@@ -616,7 +604,7 @@ export class Engine {
       }
       if (ps.type === "rejected") {
         st.handles.push(ps.error);
-        throw this.guestError(vm, ps.error, w.internalErrorProto, w.name);
+        throw guestError(vm, ps.error, w.internalErrorProto, w.name);
       }
       if (st.pendingHost === 0 && !rt.hasPendingJob())
         throw new GuestThrew("The handler's promise never settled.", false, false);
@@ -632,7 +620,7 @@ export class Engine {
    * act for whichever run is current (`w.cur`): the capability comes with each invocation.
    */
   /** A new context's first run: its limits, its modules and its name. */
-  private bindContext(w: WarmContext, req: RunRequest): void {
+  function bindContext(w: WarmContext, req: RunRequest): void {
     w.rt.setMemoryLimit(memoryBytes(req.limits));
     w.rt.setMaxStackSize(stackBytes(req.limits));
     w.name = req.name;
@@ -649,8 +637,8 @@ export class Engine {
    * A new runtime + context with the SDK prelude (and the web APIs) evaluated, bound to no run
    * yet (bindContext): built under the default limits, which a run's own replace.
    */
-  private buildContext(rt: QuickJSRuntime): WarmContext {
-    const { clock } = this.deps;
+  function buildContext(rt: QuickJSRuntime): WarmContext {
+    const { clock } = deps;
     rt.setMemoryLimit(memoryBytes(SANDBOX_DEFAULTS));
     rt.setMaxStackSize(stackBytes(SANDBOX_DEFAULTS));
     const vm = rt.newContext();
@@ -673,7 +661,7 @@ export class Engine {
       w.handles.push(h);
       return h;
     };
-    const onBusy = this.deps.onBusy;
+    const onBusy = deps.onBusy;
     rt.setInterruptHandler(() => {
       onBusy?.();
       const st = w.cur;
@@ -713,7 +701,7 @@ export class Engine {
         }),
       );
       const hostCall = keep(
-        vm.newFunction("hostCall", (opH, jsonH, ...blobHs) => this.hostCall(w, opH, jsonH, blobHs)),
+        vm.newFunction("hostCall", (opH, jsonH, ...blobHs) => callHost(w, opH, jsonH, blobHs)),
       );
       const hostRandom = keep(
         vm.newFunction("hostRandom", (nH) => {
@@ -727,12 +715,12 @@ export class Engine {
         const r = vm.evalCode(code, file, { type: "global", strict: true });
         if (r.error) {
           keep(r.error);
-          throw this.guestError(vm, r.error, w.internalErrorProto, w.name);
+          throw guestError(vm, r.error, w.internalErrorProto, w.name);
         }
         return keep(r.value);
       };
       const preludeFn = evalKept(PRELUDE_SOURCE, "sdk-prelude.js");
-      const webApis = this.deps.webApis ? evalKept(this.deps.webApis, "web-apis.js") : vm.undefined;
+      const webApis = deps.webApis ? evalKept(deps.webApis, "web-apis.js") : vm.undefined;
       const r = vm.callFunction(
         preludeFn,
         vm.undefined,
@@ -744,23 +732,23 @@ export class Engine {
       );
       if (r.error) {
         keep(r.error);
-        throw this.guestError(vm, r.error, w.internalErrorProto, w.name);
+        throw guestError(vm, r.error, w.internalErrorProto, w.name);
       }
       w.runFn = keep(r.value);
       return w;
     } catch (err) {
       w.cur = null;
       try {
-        this.disposeContext(w);
+        disposeContext(w);
       } catch {
-        this.poisoned = true;
+        poisoned = true;
       }
       throw err;
     }
   }
 
   /** One guest SDK call: decoded and size-checked here, answered by the current run's host. */
-  private hostCall(
+  function callHost(
     w: WarmContext,
     opH: QuickJSHandle,
     jsonH: QuickJSHandle,
@@ -842,7 +830,7 @@ export class Engine {
               ? failure.message
               : `Internal error in ${op || "an SDK call"}.`;
         if (!(failure instanceof ScriptVisibleError) && !(failure instanceof SizeLimitError))
-          this.deps.logger.error({ err: failure, op }, "SDK call failed");
+          deps.logger.error({ err: failure, op }, "SDK call failed");
         const errH = vm.newError({ name: "Error", message });
         if (failure instanceof ScriptVisibleError && failure.code)
           vm.setProp(errH, "code", vm.newString(failure.code));
@@ -861,7 +849,7 @@ export class Engine {
   }
 
   /** Describe a thrown guest value; engine limit errors are recognised by prototype identity. */
-  private guestError(
+  function guestError(
     vm: QuickJSContext,
     errH: QuickJSHandle,
     internalErrorProto: QuickJSHandle,
@@ -910,6 +898,28 @@ export class Engine {
       ...errorPosition(stack, file),
     });
   }
+
+  return {
+    /** The WASM module can no longer be trusted (see `poisoned` above): the pool replaces the worker. */
+    get poisoned(): boolean {
+      return poisoned;
+    },
+    /** Runtimes left allocated instead of freed (see `run`'s finally). */
+    get abandoned(): number {
+      return abandoned;
+    },
+    /** How many warm contexts this engine holds now (tests, metrics). */
+    get warmContexts(): number {
+      return warmCount;
+    },
+    /** How many blank contexts this engine holds now (tests, metrics). */
+    get blankContexts(): number {
+      return blanks.length;
+    },
+    clearWarm,
+    prepare,
+    run,
+  };
 }
 
 function readString(vm: QuickJSContext, h: QuickJSHandle, key: string): string | undefined {

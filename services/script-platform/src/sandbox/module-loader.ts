@@ -26,6 +26,8 @@ export function importNames(source: string): string[] {
   return [...out];
 }
 
+export type ModuleResolver = ReturnType<typeof createModuleResolver>;
+
 /**
  * Resolves the modules an endpoint imports, in the caller's app only, before the run starts (the
  * engine's loader is synchronous). The parsed import list of each script version is kept in a
@@ -33,40 +35,31 @@ export function importNames(source: string): string[] {
  * is not re-parsed. Cycles, missing modules, endpoint imports and chains deeper than 8 are script
  * errors (control rejects them at save time; this guards against later edits and deletes).
  */
-export class ModuleResolver {
-  private readonly cache: Lru<string, string[]>;
-  constructor(
-    private readonly scripts: ModuleSource,
-    cacheSize: number,
-  ) {
-    this.cache = new Lru(cacheSize);
-  }
+export function createModuleResolver(deps: { scripts: ModuleSource; cacheSize: number }) {
+  const { scripts } = deps;
+  const cache = new Lru<string, string[]>(deps.cacheSize);
 
-  get cachedEntries(): number {
-    return this.cache.size;
-  }
-
-  importsOf(script: Pick<ScriptRecord, "id" | "updated_at" | "source">): string[] {
+  function importsOf(script: Pick<ScriptRecord, "id" | "updated_at" | "source">): string[] {
     const key = `${script.id}@${script.updated_at}`;
-    let names = this.cache.get(key);
+    let names = cache.get(key);
     if (!names) {
       try {
         names = importNames(script.source);
       } catch {
         throw new ScriptVisibleError("SyntaxError: the script source does not parse.");
       }
-      this.cache.set(key, names);
+      cache.set(key, names);
     }
     return names;
   }
 
   /** Module name → source for everything `entry` imports, transitively. */
-  async resolve(entry: ScriptRecord): Promise<Map<string, string>> {
+  async function resolve(entry: ScriptRecord): Promise<Map<string, string>> {
     const modules = new Map<string, string>();
     // Most scripts of a hot route import nothing: no walk to set up for those.
-    if (this.importsOf(entry).length === 0) return modules;
+    if (importsOf(entry).length === 0) return modules;
     const visit = async (script: ScriptRecord, chain: string[]): Promise<void> => {
-      for (const name of this.importsOf(script)) {
+      for (const name of importsOf(script)) {
         if (chain.includes(name))
           throw new ScriptVisibleError(`Import cycle: ${[...chain, name].join(" → ")}.`);
         if (modules.has(name)) continue;
@@ -74,7 +67,7 @@ export class ModuleResolver {
           throw new ScriptVisibleError(
             `Import chain deeper than ${MAX_IMPORT_DEPTH}: ${[...chain, name].join(" → ")}.`,
           );
-        const mod = await this.scripts.byName(entry.app_id, name);
+        const mod = await scripts.byName(entry.app_id, name);
         if (mod?.kind !== "module")
           throw new ScriptVisibleError(`Module "${name}" is not a module script of this app.`);
         modules.set(name, mod.source);
@@ -84,4 +77,12 @@ export class ModuleResolver {
     await visit(entry, [entry.name]);
     return modules;
   }
+
+  return {
+    get cachedEntries(): number {
+      return cache.size;
+    },
+    importsOf,
+    resolve,
+  };
 }

@@ -260,67 +260,46 @@ function withBuffers(v: unknown): unknown {
   return v;
 }
 
-export class EnginePool {
-  private readonly slots: Slot[] = [];
-  private readonly queue: Pending[] = [];
-  private readonly perApp = new Map<string, number>();
+export type EnginePool = Awaited<ReturnType<typeof createEnginePool>>;
+
+/** Start the pool: the workers begin loading at once (await ready() to wait for them). */
+export async function createEnginePool(deps: PoolOptions) {
+  const [entry, wasm] = await Promise.all([workerEntry(), compileQuickJS()]);
+  return enginePool(deps, entry, wasm);
+}
+
+function enginePool(opts: PoolOptions, entry: URL, wasm: WebAssembly.Module) {
+  const slots: Slot[] = [];
+  const queue: Pending[] = [];
+  const perApp = new Map<string, number>();
   /** When a run of each app last started (see the wait bound in run()). */
-  private readonly lastStart = new Map<string, number>();
-  private seq = 0;
-  private closed = false;
-  private readonly graceMs: number;
-  private readonly recycleWasmBytes: number;
-
-  /** Start the pool: the workers begin loading at once (await ready() to wait for them). */
-  static async start(opts: PoolOptions): Promise<EnginePool> {
-    const [entry, wasm] = await Promise.all([workerEntry(), compileQuickJS()]);
-    return new EnginePool(opts, entry, wasm);
-  }
-
-  private constructor(
-    private readonly opts: PoolOptions,
-    private readonly entry: URL,
-    private readonly wasm: WebAssembly.Module,
-  ) {
-    this.graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
-    this.recycleWasmBytes = opts.recycleWasmBytes ?? DEFAULT_RECYCLE_WASM_BYTES;
-    for (let i = 0; i < Math.max(1, opts.workers); i++) this.slots.push(this.spawn(false));
-  }
-
-  /** Workers in the pool and how many are running a script now (the metrics gauge). */
-  get size(): number {
-    return this.slots.length;
-  }
-  get busy(): number {
-    return this.slots.filter((s) => s.active).length;
-  }
-  /** Runs waiting for a slot (queued, or handed on to a worker and not started yet). */
-  get waiting(): number {
-    return this.queue.length + this.slots.reduce((n, s) => n + s.held.length, 0);
-  }
-  /** Workers started since the pool was built beyond the initial ones (tests, metrics). */
-  replaced = 0;
-  /** Spare workers started (see Spare workers; tests, metrics). */
-  sparesStarted = 0;
-  /** Runs that parked (waited on I/O and left their worker to others; tests, metrics). */
-  parkedRuns = 0;
-  /** Runs parked now. */
-  get parked(): number {
-    return this.slots.reduce((n, s) => n + s.parked.size, 0);
-  }
-  /** Runs handed on to a busy worker ahead of time (pipelining; tests, metrics). */
-  handedOn = 0;
-  /** Run messages that carried their script (the others carried only ctx; tests, metrics). */
-  scriptsSent = 0;
-  /** Messages that carried runs to workers (one may carry several; tests, metrics). */
-  messagesSent = 0;
-  /** Messages received from workers (one may carry a turn's "done"s and calls; tests, metrics). */
-  messagesReceived = 0;
+  const lastStart = new Map<string, number>();
+  let seq = 0;
+  let closed = false;
+  const graceMs = opts.graceMs ?? DEFAULT_GRACE_MS;
+  const recycleWasmBytes = opts.recycleWasmBytes ?? DEFAULT_RECYCLE_WASM_BYTES;
+  /** Counters since the pool was built (tests, metrics). */
+  const stats = {
+    /** Workers started beyond the initial ones. */
+    replaced: 0,
+    /** Spare workers started (see Spare workers). */
+    sparesStarted: 0,
+    /** Runs that parked (waited on I/O and left their worker to others). */
+    parkedRuns: 0,
+    /** Runs handed on to a busy worker ahead of time (pipelining). */
+    handedOn: 0,
+    /** Run messages that carried their script (the others carried only ctx). */
+    scriptsSent: 0,
+    /** Messages that carried runs to workers (one may carry several). */
+    messagesSent: 0,
+    /** Messages received from workers (one may carry a turn's "done"s and calls). */
+    messagesReceived: 0,
+  };
 
   /** Resolves once every worker has loaded its WASM module. */
-  async ready(): Promise<void> {
+  async function ready(): Promise<void> {
     await Promise.all(
-      this.slots.map(
+      slots.map(
         (s) =>
           new Promise<void>((resolve) => {
             if (s.ready) return resolve();
@@ -336,16 +315,11 @@ export class EnginePool {
     );
   }
 
-  run(req: PoolRun): Promise<RunOutcome> {
-    if (this.closed)
-      return Promise.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
-    if (
-      req.waitMs !== undefined &&
-      this.opts.appQueue !== undefined &&
-      this.waitingOf(req.appId) >= this.opts.appQueue
-    )
+  function run(req: PoolRun): Promise<RunOutcome> {
+    if (closed) return Promise.resolve(failure("internal_error", "The script engine is shutting down.", 0));
+    if (req.waitMs !== undefined && opts.appQueue !== undefined && waitingOf(req.appId) >= opts.appQueue)
       return Promise.resolve(
-        this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0),
+        failure("busy", "Too many scripts of this app are running; try again shortly.", 0),
       );
     return new Promise((resolve) => {
       const p: Pending = { req, resolve, waitTimer: null, placed: false, held: null };
@@ -353,83 +327,83 @@ export class EnginePool {
       const expire = () => {
         // Its app's runs are still starting (parking, ending): the queue moves, so the run keeps
         // waiting; busy is for an app whose runs hold its cap for the whole wait.
-        const moved = (this.lastStart.get(req.appId) ?? Number.NEGATIVE_INFINITY) + (waitMs ?? 0);
-        if (waitMs !== undefined && moved > this.opts.clock.now()) {
-          p.waitTimer = this.opts.clock.setTimeout(expire, moved - this.opts.clock.now());
+        const moved = (lastStart.get(req.appId) ?? Number.NEGATIVE_INFINITY) + (waitMs ?? 0);
+        if (waitMs !== undefined && moved > opts.clock.now()) {
+          p.waitTimer = opts.clock.setTimeout(expire, moved - opts.clock.now());
           return;
         }
         if (p.held) {
           // Still not started: withdraw it; if the worker just started it, it runs (no longer waiting).
-          if (this.withdraw(p)) {
-            resolve(this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
-            this.pump();
+          if (withdraw(p)) {
+            resolve(failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
+            pump();
           }
           return;
         }
-        const i = this.queue.indexOf(p);
+        const i = queue.indexOf(p);
         if (i < 0) return;
         // A worker being replaced is not the app's fault: keep waiting for it (the caller's own
         // deadline still bounds the wait); busy is for an app at its cap or a pool full of runs.
-        const atCap = (this.perApp.get(req.appId) ?? 0) >= this.opts.appConcurrency;
-        if (!atCap && this.slots.some((s) => !s.ready && !s.gone) && waitMs !== undefined) {
-          p.waitTimer = this.opts.clock.setTimeout(expire, waitMs);
+        const atCap = (perApp.get(req.appId) ?? 0) >= opts.appConcurrency;
+        if (!atCap && slots.some((s) => !s.ready && !s.gone) && waitMs !== undefined) {
+          p.waitTimer = opts.clock.setTimeout(expire, waitMs);
           return;
         }
-        this.queue.splice(i, 1);
-        resolve(this.failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
+        queue.splice(i, 1);
+        resolve(failure("busy", "Too many scripts of this app are running; try again shortly.", 0));
       };
-      this.queue.push(p);
-      this.pump();
+      queue.push(p);
+      pump();
       // Only a run that found no slot needs its wait bounded (most runs start at once).
       if (waitMs !== undefined && Number.isFinite(waitMs) && !p.placed)
-        p.waitTimer = this.opts.clock.setTimeout(expire, waitMs);
+        p.waitTimer = opts.clock.setTimeout(expire, waitMs);
     });
   }
 
   /** Runs of `appId` waiting to start (queued, or handed on and not started). */
-  private waitingOf(appId: string): number {
+  function waitingOf(appId: string): number {
     let n = 0;
-    for (const p of this.queue) if (p.req.appId === appId) n++;
-    for (const s of this.slots) for (const p of s.held) if (p.req.appId === appId) n++;
+    for (const p of queue) if (p.req.appId === appId) n++;
+    for (const s of slots) for (const p of s.held) if (p.req.appId === appId) n++;
     return n;
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const held = this.slots.flatMap((s) => s.held.splice(0));
-    for (const p of [...this.queue.splice(0), ...held]) {
+  async function close(): Promise<void> {
+    closed = true;
+    const held = slots.flatMap((s) => s.held.splice(0));
+    for (const p of [...queue.splice(0), ...held]) {
       p.waitTimer?.cancel();
-      if (p.held) this.unwatch(p);
+      if (p.held) unwatch(p);
       p.held = null;
-      p.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
+      p.resolve(failure("internal_error", "The script engine is shutting down.", 0));
     }
     await Promise.all(
-      this.slots.map(async (s) => {
+      slots.map(async (s) => {
         s.idleTimer?.cancel();
-        for (const a of this.runsOn(s))
-          this.finish(s, a, this.failure("internal_error", "The script engine is shutting down.", 0));
+        for (const a of runsOn(s))
+          finish(s, a, failure("internal_error", "The script engine is shutting down.", 0));
         s.gone = true;
         await s.worker.terminate();
       }),
     );
   }
 
-  private failure(kind: FailureKind, message: string, durationMs: number): RunOutcome {
+  function failure(kind: FailureKind, message: string, durationMs: number): RunOutcome {
     return { ok: false, kind, message, logs: [], durationMs };
   }
 
-  private spawn(spare: boolean): Slot {
+  function spawn(spare: boolean): Slot {
     const cells = new SharedArrayBuffer(CELLS * Int32Array.BYTES_PER_ELEMENT);
     const data: WorkerData = {
-      wasm: this.wasm,
+      wasm: wasm,
       cells,
-      recycleWasmBytes: this.recycleWasmBytes,
-      sdkCallsInFlight: this.opts.sdkCallsInFlight,
-      sdkCallsPerRun: this.opts.sdkCallsPerRun,
+      recycleWasmBytes: recycleWasmBytes,
+      sdkCallsInFlight: opts.sdkCallsInFlight,
+      sdkCallsPerRun: opts.sdkCallsPerRun,
       scriptsPerWorker: SCRIPTS_PER_WORKER,
-      blankContexts: this.opts.blankContexts ?? BLANK_CONTEXTS_PER_WORKER,
+      blankContexts: opts.blankContexts ?? BLANK_CONTEXTS_PER_WORKER,
     };
-    const worker = new Worker(this.entry, { workerData: data });
+    const worker = new Worker(entry, { workerData: data });
     const slot: Slot = {
       worker,
       ready: false,
@@ -446,70 +420,66 @@ export class EnginePool {
       spare,
       idleTimer: null,
     };
-    worker.on("message", (m: FromWorkerPost) => this.onMessage(slot, m));
+    worker.on("message", (m: FromWorkerPost) => onMessage(slot, m));
     worker.on("error", (err) => {
-      this.opts.logger.error({ err }, "sandbox worker failed");
-      this.lost(slot);
+      opts.logger.error({ err }, "sandbox worker failed");
+      lost(slot);
     });
-    worker.on("exit", () => this.lost(slot));
+    worker.on("exit", () => lost(slot));
     return slot;
   }
 
   /** A worker ended without being asked to: fail its runs and start a replacement. */
-  private lost(slot: Slot): void {
+  function lost(slot: Slot): void {
     if (slot.gone) return;
-    this.replace(slot);
+    replace(slot);
   }
 
-  private elapsed(a: Active): number {
-    return this.opts.clock.now() - a.started;
+  function elapsed(a: Active): number {
+    return opts.clock.now() - a.started;
   }
 
   /** Every run still on `slot` (the executing one and the parked ones). */
-  private runsOn(slot: Slot): Active[] {
+  function runsOn(slot: Slot): Active[] {
     return slot.active ? [slot.active, ...slot.parked.values()] : [...slot.parked.values()];
   }
 
   /** Terminate the worker and start another; runs still on it are lost with it (internal_error). */
-  private replace(slot: Slot): void {
-    for (const a of this.runsOn(slot))
-      this.finish(
-        slot,
-        a,
-        this.failure("internal_error", "The script engine stopped unexpectedly.", this.elapsed(a)),
-      );
+  function replace(slot: Slot): void {
+    for (const a of runsOn(slot))
+      finish(slot, a, failure("internal_error", "The script engine stopped unexpectedly.", elapsed(a)));
     slot.gone = true;
     void slot.worker.terminate();
-    this.requeueHeld(slot);
-    const i = this.slots.indexOf(slot);
-    if (i < 0 || this.closed) return;
+    requeueHeld(slot);
+    const i = slots.indexOf(slot);
+    if (i < 0 || closed) return;
     slot.idleTimer?.cancel();
-    this.slots[i] = this.spawn(slot.spare);
-    this.replaced++;
+    slots[i] = spawn(slot.spare);
+    stats.replaced++;
   }
 
-  private pump(): void {
-    if (this.closed) return;
-    for (let i = 0; i < this.queue.length; ) {
-      const p = this.queue[i] as Pending;
-      if (this.executingOf(p.req.appId) >= this.opts.appConcurrency) {
+  function pump(): void {
+    if (closed) return;
+    for (let i = 0; i < queue.length; ) {
+      const p = queue[i] as Pending;
+      if (executingOf(p.req.appId) >= opts.appConcurrency) {
         i++;
         continue;
       }
       // A worker with handed-on runs but none known running is about to start one ("started").
       // One holding parked runs takes only runs of their app (a context never serves another).
       const appId = p.req.appId;
-      const idle = this.slots.filter(
+      const idle = slots.filter(
         (s) =>
           s.ready &&
           !s.active &&
           !s.gone &&
           !s.retiring &&
           s.held.length === 0 &&
-          (s.parked.size === 0 || (s.parked.size < PARKED_PER_WORKER && this.parkedApp(s) === appId)),
+          (s.parked.size === 0 || (s.parked.size < PARKED_PER_WORKER && parkedApp(s) === appId)),
       );
       if (idle.length === 0) {
-        this.addSpare();
+        addSpare();
         break;
       }
       const key = p.req.key;
@@ -518,41 +488,41 @@ export class EnginePool {
         idle.find((s) => s.parked.size > 0) ??
         (key ? idle.find((s) => s.recent.includes(key)) : undefined) ??
         (idle[0] as Slot);
-      this.queue.splice(i, 1);
+      queue.splice(i, 1);
       p.placed = true;
       p.waitTimer?.cancel();
-      this.assign(slot, p);
+      assign(slot, p);
     }
-    this.pipeline();
-    this.idleSpares();
+    pipeline();
+    idleSpares();
   }
 
   /**
    * Runs of `appId` executing, counting a worker that is about to start one of its handed-on runs
    * (its last run parked or ended before the hand-over reached it; "started" follows).
    */
-  private executingOf(appId: string): number {
-    let n = this.perApp.get(appId) ?? 0;
-    for (const s of this.slots) if (!s.active && s.held[0]?.req.appId === appId) n++;
+  function executingOf(appId: string): number {
+    let n = perApp.get(appId) ?? 0;
+    for (const s of slots) if (!s.active && s.held[0]?.req.appId === appId) n++;
     return n;
   }
 
-  private parkedApp(slot: Slot): string | undefined {
+  function parkedApp(slot: Slot): string | undefined {
     for (const a of slot.parked.values()) return a.req.appId;
     return undefined;
   }
 
   /** A run below its app's cap found no free worker: start a spare, unless one is loading already. */
-  private addSpare(): void {
-    const spares = this.slots.filter((s) => s.spare).length;
-    if (spares >= (this.opts.spareWorkers ?? 0) || this.slots.some((s) => !s.ready && !s.gone)) return;
-    this.slots.push(this.spawn(true));
-    this.sparesStarted++;
+  function addSpare(): void {
+    const spares = slots.filter((s) => s.spare).length;
+    if (spares >= (opts.spareWorkers ?? 0) || slots.some((s) => !s.ready && !s.gone)) return;
+    slots.push(spawn(true));
+    stats.sparesStarted++;
   }
 
   /** Arm the stop of spares with nothing to run; disarm it for those that got work. */
-  private idleSpares(): void {
-    for (const slot of this.slots) {
+  function idleSpares(): void {
+    for (const slot of slots) {
       if (!slot.spare || slot.gone) continue;
       const idle =
         slot.ready &&
@@ -564,7 +534,7 @@ export class EnginePool {
         slot.idleTimer?.cancel();
         slot.idleTimer = null;
       } else
-        slot.idleTimer ??= this.opts.clock.setTimeout(() => {
+        slot.idleTimer ??= opts.clock.setTimeout(() => {
           slot.idleTimer = null;
           if (
             slot.gone ||
@@ -575,9 +545,9 @@ export class EnginePool {
           )
             return;
           slot.gone = true;
-          this.slots.splice(this.slots.indexOf(slot), 1);
+          slots.splice(slots.indexOf(slot), 1);
           void slot.worker.terminate();
-        }, this.opts.spareIdleMs ?? DEFAULT_SPARE_IDLE_MS);
+        }, opts.spareIdleMs ?? DEFAULT_SPARE_IDLE_MS);
     }
   }
 
@@ -586,19 +556,15 @@ export class EnginePool {
    * at the first run of an app without a worker: it waits for a free worker, and no run behind
    * it may take a worker's time first.
    */
-  private pipeline(): void {
-    for (let i = 0; i < this.queue.length; ) {
-      const p = this.queue[i] as Pending;
+  function pipeline(): void {
+    for (let i = 0; i < queue.length; ) {
+      const p = queue[i] as Pending;
       const { appId, key } = p.req;
       // Below its cap, a run waits for a worker still loading (at start, or a replacement): behind
       // its app's current run it could wait for as long as that run blocks (e.g. on a held request
       // whose release needs this very run: sync-batching.test.ts hung so once under load).
-      if (
-        (this.perApp.get(appId) ?? 0) < this.opts.appConcurrency &&
-        this.slots.some((s) => !s.ready && !s.gone)
-      )
-        return;
-      const serving = this.slots.filter(
+      if ((perApp.get(appId) ?? 0) < opts.appConcurrency && slots.some((s) => !s.ready && !s.gone)) return;
+      const serving = slots.filter(
         (s) =>
           s.active?.req.appId === appId &&
           !s.gone &&
@@ -607,100 +573,99 @@ export class EnginePool {
           (s.held.length === 0 || s.held[s.held.length - 1]?.req.appId === appId),
       );
       if (serving.length === 0) {
-        if ((this.perApp.get(appId) ?? 0) < this.opts.appConcurrency) return;
+        if ((perApp.get(appId) ?? 0) < opts.appConcurrency) return;
         i++; // at its cap on workers that cannot take more: it needs no worker of its own
         continue;
       }
       const slot =
         serving.find((s) => key !== null && (s.active?.req.key === key || s.recent[0] === key)) ??
         serving.reduce((a, b) => (b.held.length < a.held.length ? b : a));
-      this.queue.splice(i, 1);
-      this.hold(slot, p);
+      queue.splice(i, 1);
+      hold(slot, p);
     }
   }
 
   /** Post a run to a busy worker, which starts it once its current runs end. */
-  private hold(slot: Slot, p: Pending): void {
-    const id = ++this.seq;
+  function hold(slot: Slot, p: Pending): void {
+    const id = ++seq;
     const cell = slot.nextCell;
     slot.nextCell = (cell + 1) % CELLS;
     Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
     p.held = { slot, id, cell };
     slot.held.push(p);
-    this.handedOn++;
-    this.watch(p);
-    this.send(slot, { t: "run", id, cell, held: true, run: this.workerRun(slot, p.req) }, () => {
-      if (this.withdraw(p)) p.resolve(this.failure("internal_error", "The script could not be started.", 0));
+    stats.handedOn++;
+    watch(p);
+    send(slot, { t: "run", id, cell, held: true, run: workerRun(slot, p.req) }, () => {
+      if (withdraw(p)) p.resolve(failure("internal_error", "The script could not be started.", 0));
     });
   }
 
   /** Take back a handed-on run the worker has not started; false when it already started. */
-  private withdraw(p: Pending): boolean {
+  function withdraw(p: Pending): boolean {
     const h = p.held;
     if (!h) return false;
     if (!h.slot.gone && !moveCell(h.slot.cells, h.cell, h.id, CELL_WAITING, CELL_CANCELLED)) return false;
     const i = h.slot.held.indexOf(p);
     if (i >= 0) h.slot.held.splice(i, 1);
-    this.unwatch(p);
+    unwatch(p);
     p.held = null;
     p.waitTimer?.cancel();
     return true;
   }
 
   /** Handed-on runs are withdrawn when their signal aborts. */
-  private readonly heldWatch = new SignalWatch<Pending>((runs) => {
+  const heldWatch = new SignalWatch<Pending>((runs) => {
     for (const x of runs)
-      if (this.withdraw(x))
-        x.resolve(this.failure("internal_error", "The script engine is shutting down.", 0));
-    this.pump();
+      if (withdraw(x)) x.resolve(failure("internal_error", "The script engine is shutting down.", 0));
+    pump();
   });
 
-  private watch(p: Pending): void {
-    this.heldWatch.add(p.req.signal, p);
+  function watch(p: Pending): void {
+    heldWatch.add(p.req.signal, p);
   }
 
-  private unwatch(p: Pending): void {
-    this.heldWatch.delete(p.req.signal, p);
+  function unwatch(p: Pending): void {
+    heldWatch.delete(p.req.signal, p);
   }
 
   /** Started runs (executing or parked) end as internal_error when their signal aborts. */
-  private readonly activeWatch = new SignalWatch<Active>((runs) => {
+  const activeWatch = new SignalWatch<Active>((runs) => {
     for (const a of runs) a.onAbort();
   });
 
   /** A worker that will start nothing more: its handed-on runs go back to the queue's front. */
-  private requeueHeld(slot: Slot): void {
+  function requeueHeld(slot: Slot): void {
     const back = slot.held.splice(0);
     for (const p of back) {
-      this.unwatch(p);
+      unwatch(p);
       p.held = null;
     }
-    this.queue.unshift(...back);
+    queue.unshift(...back);
   }
 
   /** The worker started `p` right after its previous run (announced in that run's "done"). */
-  private promote(slot: Slot, p: Pending): void {
+  function promote(slot: Slot, p: Pending): void {
     const i = slot.held.indexOf(p);
     if (i >= 0) slot.held.splice(i, 1);
     const id = p.held?.id ?? 0;
-    this.unwatch(p);
+    unwatch(p);
     p.held = null;
     p.placed = true;
     p.waitTimer?.cancel();
-    this.activate(slot, p, id);
+    activate(slot, p, id);
   }
 
-  private assign(slot: Slot, p: Pending): void {
-    const id = ++this.seq;
+  function assign(slot: Slot, p: Pending): void {
+    const id = ++seq;
     const cell = slot.nextCell;
     slot.nextCell = (cell + 1) % CELLS;
     Atomics.store(slot.cells, cell, cellValue(id, CELL_WAITING));
-    if (!this.activate(slot, p, id, cell)) return;
-    this.send(slot, { t: "run", id, cell, held: false, run: this.workerRun(slot, p.req) }, () => {
+    if (!activate(slot, p, id, cell)) return;
+    send(slot, { t: "run", id, cell, held: false, run: workerRun(slot, p.req) }, () => {
       const a = slot.active;
       if (a?.id !== id) return;
-      this.finish(slot, a, this.failure("internal_error", "The script could not be started.", 0));
-      this.pump();
+      finish(slot, a, failure("internal_error", "The script could not be started.", 0));
+      pump();
     });
   }
 
@@ -711,36 +676,36 @@ export class EnginePool {
    * and a cross-thread wake-up). Each run keeps its own cell, "started" and "done": only the
    * hand-over is shared. `failed` runs if the message cannot be posted.
    */
-  private send(slot: Slot, msg: Extract<ToWorker, { t: "run" }>, failed: () => void): void {
+  function send(slot: Slot, msg: Extract<ToWorker, { t: "run" }>, failed: () => void): void {
     slot.outgoing.push({ msg, failed });
-    if (this.flushing) return;
-    this.flushing = setImmediate(() => this.flush());
+    if (flushing) return;
+    flushing = setImmediate(() => flush());
   }
 
-  private flushing: NodeJS.Immediate | null = null;
+  let flushing: NodeJS.Immediate | null = null;
 
-  private flush(): void {
-    this.flushing = null;
-    for (const slot of this.slots) {
+  function flush(): void {
+    flushing = null;
+    for (const slot of slots) {
       if (slot.outgoing.length === 0) continue;
       const out = slot.outgoing.splice(0);
       // A replaced worker's runs were already failed (its running one) or put back in the queue
       // (its handed-on ones) when it was replaced; a closed pool failed them all.
-      if (slot.gone || this.closed) continue;
+      if (slot.gone || closed) continue;
       try {
         slot.worker.postMessage(
           out.length === 1 ? out[0]?.msg : ({ t: "runs", runs: out.map((o) => o.msg) } satisfies ToWorker),
         );
-        this.messagesSent++;
+        stats.messagesSent++;
       } catch {
         // Find the run that cannot be cloned: the others go alone.
         for (const o of out)
           try {
             slot.worker.postMessage(o.msg);
-            this.messagesSent++;
+            stats.messagesSent++;
           } catch (err) {
-            this.forgetScripts(slot);
-            this.opts.logger.error({ err }, "could not hand a run to a sandbox worker");
+            forgetScripts(slot);
+            opts.logger.error({ err }, "could not hand a run to a sandbox worker");
             o.failed();
           }
       }
@@ -753,22 +718,22 @@ export class EnginePool {
    * limits (the key names the sources; limits may change without them). Mirrors the worker's
    * table update (worker.ts `scriptOf`): a hit moves the key to the front, a send stores it.
    */
-  private workerRun(slot: Slot, req: PoolRun): WorkerRun {
+  function workerRun(slot: Slot, req: PoolRun): WorkerRun {
     const { key, limits } = req;
     if (key !== null) {
       const held = slot.scripts.get(key);
-      if (held && sameLimits(held, limits)) return { key, script: null, ...this.ctxOf(req) };
+      if (held && sameLimits(held, limits)) return { key, script: null, ...ctxOf(req) };
       slot.scripts.set(key, limits);
     }
-    this.scriptsSent++;
+    stats.scriptsSent++;
     return {
       key,
       script: { name: req.name, source: req.source, modules: [...req.modules], limits },
-      ...this.ctxOf(req),
+      ...ctxOf(req),
     };
   }
 
-  private ctxOf(req: PoolRun): Pick<WorkerRun, "ctx" | "ctxJson"> {
+  function ctxOf(req: PoolRun): Pick<WorkerRun, "ctx" | "ctxJson"> {
     return req.ctxJson !== undefined ? { ctx: null, ctxJson: req.ctxJson } : { ctx: req.ctx, ctxJson: null };
   }
 
@@ -776,15 +741,15 @@ export class EnginePool {
    * A run message that failed to post left the mirror ahead of the worker: forget it all (the
    * worker may hold more than the pool then believes, never less; see SCRIPTS_PER_WORKER).
    */
-  private forgetScripts(slot: Slot): void {
+  function forgetScripts(slot: Slot): void {
     slot.scripts = new Lru(SCRIPTS_PER_WORKER);
   }
 
   /** Make `p` the slot's running run (cap count, watchdog, abort); false when it ended at once. */
-  private activate(slot: Slot, p: Pending, id: number, cell: number | null = null): boolean {
+  function activate(slot: Slot, p: Pending, id: number, cell: number | null = null): boolean {
     const { req } = p;
-    this.perApp.set(req.appId, (this.perApp.get(req.appId) ?? 0) + 1);
-    this.lastStart.set(req.appId, this.opts.clock.now());
+    perApp.set(req.appId, (perApp.get(req.appId) ?? 0) + 1);
+    lastStart.set(req.appId, opts.clock.now());
     const active: Active = {
       id,
       parked: false,
@@ -792,26 +757,23 @@ export class EnginePool {
       assigned: cell === null ? null : { p, cell },
       req,
       resolve: p.resolve,
-      started: this.opts.clock.now(),
+      started: opts.clock.now(),
       // The hard limit: past the deadline and the grace the worker is stuck (one native call the
       // interrupt handler cannot reach); end the run now and replace the worker.
-      watchdog: this.opts.clock.setTimeout(
-        () => this.kill(slot, active, "timeout"),
-        req.limits.timeoutMs + this.graceMs,
-      ),
+      watchdog: opts.clock.setTimeout(() => kill(slot, active, "timeout"), req.limits.timeoutMs + graceMs),
       inflight: 0,
       abort: null,
-      onAbort: () => this.kill(slot, active, "internal_error"),
+      onAbort: () => kill(slot, active, "internal_error"),
     };
     slot.active = active;
     if (req.key && slot.recent[0] !== req.key) {
       slot.recent = [req.key, ...slot.recent.filter((k) => k !== req.key)].slice(0, 64);
     }
     if (req.signal?.aborted) {
-      this.kill(slot, active, "internal_error");
+      kill(slot, active, "internal_error");
       return false;
     }
-    this.activeWatch.add(req.signal, active);
+    activeWatch.add(req.signal, active);
     return true;
   }
 
@@ -819,14 +781,14 @@ export class EnginePool {
    * End run `a` of `slot` with `kind` and replace its worker (it may be stuck): the worker's other
    * runs, parked ones included, are lost with it.
    */
-  private kill(slot: Slot, a: Active, kind: FailureKind): void {
+  function kill(slot: Slot, a: Active, kind: FailureKind): void {
     if (a.ended || slot.gone) return;
-    this.finish(slot, a, this.failure(kind, limitMessage(kind), this.elapsed(a)));
-    this.replace(slot);
-    this.pump();
+    finish(slot, a, failure(kind, limitMessage(kind), elapsed(a)));
+    replace(slot);
+    pump();
   }
 
-  private finish(slot: Slot, a: Active, outcome: RunOutcome): void {
+  function finish(slot: Slot, a: Active, outcome: RunOutcome): void {
     if (a.ended) return;
     a.ended = true;
     if (slot.active === a) slot.active = null;
@@ -834,8 +796,8 @@ export class EnginePool {
     a.watchdog.cancel();
     // A ready-made reason: abort() without one builds a DOMException (and its stack) every run.
     a.abort?.abort(RUN_ENDED);
-    this.activeWatch.delete(a.req.signal, a);
-    if (!a.parked) this.uncount(a);
+    activeWatch.delete(a.req.signal, a);
+    if (!a.parked) uncount(a);
     a.resolve(outcome);
   }
 
@@ -843,78 +805,78 @@ export class EnginePool {
    * A worker that starts nothing more may have been assigned a run while others were parked:
    * if it has not started it, it goes back to the queue's front.
    */
-  private unstart(slot: Slot): void {
+  function unstart(slot: Slot): void {
     const a = slot.active;
     if (!a?.assigned || !moveCell(slot.cells, a.assigned.cell, a.id, CELL_WAITING, CELL_CANCELLED)) return;
     const { p } = a.assigned;
     a.ended = true;
     slot.active = null;
     a.watchdog.cancel();
-    this.activeWatch.delete(a.req.signal, a);
-    this.uncount(a);
+    activeWatch.delete(a.req.signal, a);
+    uncount(a);
     p.placed = false;
-    this.queue.unshift(p);
+    queue.unshift(p);
   }
 
   /** `a` no longer executes: its app's cap stops counting it. */
-  private uncount(a: Active): void {
-    const n = (this.perApp.get(a.req.appId) ?? 1) - 1;
-    if (n <= 0) this.perApp.delete(a.req.appId);
-    else this.perApp.set(a.req.appId, n);
+  function uncount(a: Active): void {
+    const n = (perApp.get(a.req.appId) ?? 1) - 1;
+    if (n <= 0) perApp.delete(a.req.appId);
+    else perApp.set(a.req.appId, n);
   }
 
   /** The worker started run `next` (named by a "done" or "parked"): promote it, else replace. */
-  private startedNext(slot: Slot, next: number | null): void {
+  function startedNext(slot: Slot, next: number | null): void {
     if (next === null || slot.active?.id === next) return;
     const p = slot.held.find((x) => x.held?.id === next);
     // Started after the main thread withdrew it: cannot happen by the cells' protocol, but
     // a worker running a run nobody waits for must not serve anything else.
-    if (p && !slot.active) this.promote(slot, p);
-    else this.replace(slot);
+    if (p && !slot.active) promote(slot, p);
+    else replace(slot);
   }
 
   /**
    * A worker's message, or the messages of one of its turns (worker.ts Outbox): handled in order,
    * then one pass of the queue for all of them.
    */
-  private onMessage(slot: Slot, m: FromWorkerPost): void {
+  function onMessage(slot: Slot, m: FromWorkerPost): void {
     if (slot.gone) return;
-    this.messagesReceived++;
-    let pump = false;
+    stats.messagesReceived++;
+    let again = false;
     if (m.t === "batch") {
       for (const x of m.msgs) {
         if (slot.gone) break;
-        pump = this.handle(slot, x) || pump;
+        again = handle(slot, x) || again;
       }
-    } else pump = this.handle(slot, m);
-    if (pump) this.pump();
+    } else again = handle(slot, m);
+    if (again) pump();
   }
 
   /** One message of a worker; true when the queue needs a pass (a run ended, parked or started). */
-  private handle(slot: Slot, m: FromWorker): boolean {
+  function handle(slot: Slot, m: FromWorker): boolean {
     switch (m.t) {
       case "ready":
         slot.ready = true;
         return true;
       case "log":
-        this.opts.logger.error(m.obj, m.msg);
+        opts.logger.error(m.obj, m.msg);
         return false;
       case "done": {
-        if (m.lost) this.forgetScripts(slot);
-        const a = this.runOf(slot, m.id);
+        if (m.lost) forgetScripts(slot);
+        const a = runOf(slot, m.id);
         if (!a) return false;
-        this.finish(slot, a, m.outcome);
+        finish(slot, a, m.outcome);
         if (m.poisoned) {
-          this.unstart(slot);
-          this.replace(slot);
-        } else if (m.next !== null) this.startedNext(slot, m.next);
-        else if (m.wasmBytes > this.recycleWasmBytes || slot.retiring) {
-          this.unstart(slot);
+          unstart(slot);
+          replace(slot);
+        } else if (m.next !== null) startedNext(slot, m.next);
+        else if (m.wasmBytes > recycleWasmBytes || slot.retiring) {
+          unstart(slot);
           // The worker starts nothing more; runs still parked in it finish first.
-          if (slot.parked.size === 0 && !slot.active) this.replace(slot);
+          if (slot.parked.size === 0 && !slot.active) replace(slot);
           else if (!slot.retiring) {
             slot.retiring = true;
-            this.requeueHeld(slot);
+            requeueHeld(slot);
           }
         }
         return true;
@@ -925,33 +887,33 @@ export class EnginePool {
         slot.active = null;
         a.parked = true;
         slot.parked.set(a.id, a);
-        this.parkedRuns++;
-        this.uncount(a);
+        stats.parkedRuns++;
+        uncount(a);
         a.req.onPark?.();
-        this.startedNext(slot, m.next);
+        startedNext(slot, m.next);
         return true;
       }
       case "call":
-        this.call(slot, m);
+        call(slot, m);
         return false;
       case "started": {
         // A handed-on run that arrived after the worker's previous run had ended.
         if (slot.active) return false;
         const p = slot.held.find((x) => x.held?.id === m.id);
-        if (p) this.promote(slot, p);
-        else this.replace(slot);
+        if (p) promote(slot, p);
+        else replace(slot);
         return true;
       }
     }
   }
 
   /** The run `id` on `slot`: executing or parked. */
-  private runOf(slot: Slot, id: number): Active | undefined {
+  function runOf(slot: Slot, id: number): Active | undefined {
     return slot.active?.id === id ? slot.active : slot.parked.get(id);
   }
 
-  private call(slot: Slot, m: Extract<FromWorker, { t: "call" }>): void {
-    const a = this.runOf(slot, m.id);
+  function call(slot: Slot, m: Extract<FromWorker, { t: "call" }>): void {
+    const a = runOf(slot, m.id);
     if (!a) return;
     const reply = (r: { ok: true; value: unknown } | { ok: false; error: WireError }) => {
       if (a.ended || slot.gone) return;
@@ -959,7 +921,7 @@ export class EnginePool {
       try {
         slot.worker.postMessage(msg);
       } catch (err) {
-        this.opts.logger.error({ err, op: m.op }, "SDK result could not be sent to the sandbox");
+        opts.logger.error({ err, op: m.op }, "SDK result could not be sent to the sandbox");
         slot.worker.postMessage({
           t: "reply",
           id: m.id,
@@ -992,10 +954,34 @@ export class EnginePool {
           });
         else if (err instanceof SizeLimitError) reply({ ok: false, error: { kind: "size", what: err.what } });
         else {
-          if (!signal.aborted) this.opts.logger.error({ err, op: m.op }, "SDK call failed");
+          if (!signal.aborted) opts.logger.error({ err, op: m.op }, "SDK call failed");
           reply({ ok: false, error: { kind: "internal", op: m.op } });
         }
       },
     );
   }
+
+  for (let i = 0; i < Math.max(1, opts.workers); i++) slots.push(spawn(false));
+
+  return {
+    /** Workers in the pool and how many are running a script now (the metrics gauge). */
+    get size(): number {
+      return slots.length;
+    },
+    get busy(): number {
+      return slots.filter((s) => s.active).length;
+    },
+    /** Runs waiting for a slot (queued, or handed on to a worker and not started yet). */
+    get waiting(): number {
+      return queue.length + slots.reduce((n, s) => n + s.held.length, 0);
+    },
+    /** Runs parked now. */
+    get parked(): number {
+      return slots.reduce((n, s) => n + s.parked.size, 0);
+    },
+    stats: stats as Readonly<typeof stats>,
+    ready,
+    run,
+    close,
+  };
 }

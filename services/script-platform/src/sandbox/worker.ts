@@ -27,7 +27,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { SizeLimitError } from "./boundary.js";
-import { Engine, type EngineClock, type RunOutcome, ScriptVisibleError } from "./engine.js";
+import { createEngine, type EngineClock, type RunOutcome, ScriptVisibleError } from "./engine.js";
 import { type RunLimits, SANDBOX_DEFAULTS } from "./limits.js";
 import { Lru } from "./lru.js";
 import { quickJS } from "./quickjs.js";
@@ -167,7 +167,7 @@ function flush(): void {
   const msgs = outbox.splice(0);
   port?.postMessage(msgs.length === 1 ? msgs[0] : ({ t: "batch", msgs } satisfies FromWorkerPost));
 }
-const engine = new Engine({
+const engine = createEngine({
   clock,
   logger: {
     error: (obj, msg) => {

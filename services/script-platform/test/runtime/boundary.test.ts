@@ -2,12 +2,12 @@ import { systemClock } from "@app/kit/clock";
 import { captureLogger } from "@app/kit/logger";
 import { describe, expect, it } from "vitest";
 import { decodeFromGuest, encodeForGuest, SizeLimitError } from "../../src/sandbox/boundary.js";
-import { Engine } from "../../src/sandbox/engine.js";
+import { createEngine } from "../../src/sandbox/engine.js";
 import { resolveLimits, SANDBOX_DEFAULTS } from "../../src/sandbox/limits.js";
 
 // The value boundary takes a fast path (no replacer / reviver) for values without bytes; these
 // pin down that values with and without bytes cross alike either way.
-const engine = new Engine({ clock: systemClock, logger: captureLogger().logger });
+const engine = createEngine({ clock: systemClock, logger: captureLogger().logger });
 const run = (source: string, ctx: unknown) =>
   engine.run({
     name: "main",

@@ -4,7 +4,7 @@ import type { ScriptRecord } from "../../src/control/scripts-repository.js";
 import type { Job } from "../../src/dispatch/job.js";
 import { createExecutor } from "../../src/execution/executor.js";
 import { SANDBOX_CEILINGS } from "../../src/sandbox/limits.js";
-import { ModuleResolver } from "../../src/sandbox/module-loader.js";
+import { createModuleResolver } from "../../src/sandbox/module-loader.js";
 import type { PoolRun } from "../../src/sandbox/pool.js";
 import type { SdkDeps } from "../../src/sdk/types.js";
 import { SDK_VERSION } from "../../src/version.js";
@@ -40,7 +40,7 @@ function executorSeeing(runs: PoolRun[]) {
         return { ok: true, value: null, logs: [], durationMs: 0 };
       },
     },
-    modules: new ModuleResolver({ byName: async () => null } as never, 8),
+    modules: createModuleResolver({ scripts: { byName: async () => null } as never, cacheSize: 8 }),
     sdk: {} as SdkDeps,
     instanceId: "i1",
   });

@@ -1,12 +1,18 @@
 import { FakeClock, systemClock } from "@app/kit/clock";
 import { captureLogger } from "@app/kit/logger";
 import { describe, expect, it } from "vitest";
-import { Engine, type HostCall, hideInternalFrames, type RunOutcome } from "../../src/sandbox/engine.js";
+import {
+  createEngine,
+  type Engine,
+  type HostCall,
+  hideInternalFrames,
+  type RunOutcome,
+} from "../../src/sandbox/engine.js";
 import { memoryBytes, resolveLimits, type SandboxKnobs } from "../../src/sandbox/limits.js";
 import { quickJS } from "../../src/sandbox/quickjs.js";
 import { WEB_APIS_PRELUDE } from "../../src/sandbox/web-apis.js";
 
-const engine = new Engine({ clock: systemClock, logger: captureLogger().logger });
+const engine = createEngine({ clock: systemClock, logger: captureLogger().logger });
 const noHost: HostCall = async (op) => {
   throw new Error(`unexpected ${op}`);
 };
@@ -94,7 +100,7 @@ describe("engine", () => {
   });
 
   it("shows authors their own stack frames, not the engine's prelude or web APIs", async () => {
-    const eng = new Engine({
+    const eng = createEngine({
       clock: systemClock,
       logger: captureLogger().logger,
       webApis: WEB_APIS_PRELUDE,
@@ -149,14 +155,14 @@ describe("engine", () => {
       setInterval: clock.setInterval.bind(clock),
       sleep: clock.sleep.bind(clock),
     };
-    const eng = new Engine({ clock: ticking, logger: captureLogger().logger });
+    const eng = createEngine({ clock: ticking, logger: captureLogger().logger });
     const r = await run(`export default function () { for (;;) {} }`, { timeout: 1, eng });
     expect(r).toMatchObject({ ok: false, kind: "timeout" });
   });
 
   it("ends a run waiting on host I/O at its deadline", async () => {
     const clock = new FakeClock();
-    const eng = new Engine({ clock, logger: captureLogger().logger });
+    const eng = createEngine({ clock, logger: captureLogger().logger });
     const p = run(`export default async function () { return await kv.collection("c").get("k"); }`, {
       timeout: 2,
       eng,
@@ -297,7 +303,7 @@ describe("engine", () => {
     // Freeing this runtime tripped QuickJS's gc_obj_list assertion, which aborts the whole WASM
     // module: the worker was poisoned and replaced after every such run.
     const log = captureLogger();
-    const eng = new Engine({ clock: systemClock, logger: log.logger });
+    const eng = createEngine({ clock: systemClock, logger: log.logger });
     const grow = `export default async function () { const f = () => Promise.resolve().then(f); f(); await new Promise(() => {}); }`;
     for (const key of [null, "grow"]) {
       const r = await eng.run({
@@ -325,7 +331,11 @@ describe("engine", () => {
 
 describe("engine: blank contexts", () => {
   it("builds blanks up to the target; a new script's run takes one and keeps its own limits, modules and name", async () => {
-    const eng = new Engine({ clock: systemClock, logger: captureLogger().logger, webApis: WEB_APIS_PRELUDE });
+    const eng = createEngine({
+      clock: systemClock,
+      logger: captureLogger().logger,
+      webApis: WEB_APIS_PRELUDE,
+    });
     let built = 0;
     while (await eng.prepare(3)) built++;
     expect(eng.blankContexts).toBe(3);

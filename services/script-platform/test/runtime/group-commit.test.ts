@@ -5,7 +5,11 @@ import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
-import { GroupCommit, type MergedWrite, type TransactionInfo } from "../../src/dispatch/group-commit.js";
+import {
+  createGroupCommit,
+  type MergedWrite,
+  type TransactionInfo,
+} from "../../src/dispatch/group-commit.js";
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { executionStatus, executionsRepo } from "../../src/execution/executions-repository.js";
@@ -103,7 +107,10 @@ describe("group commit of sync-path writes", () => {
     }));
 
   it("writes concurrent inserts in one transaction, one statement per kind, every column exact", async () => {
-    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const commits = createGroupCommit({
+      database,
+      onTransaction: (t) => txs.push(t),
+    });
     const rows = Array.from({ length: 20 }, (_, i) => row(i));
     const records = Array.from({ length: 20 }, (_, i) => record(i));
     const insertCalls: number[] = [];
@@ -125,7 +132,10 @@ describe("group commit of sync-path writes", () => {
   it("settles many rows in one transaction: records in, outbox rows out", async () => {
     const rows = Array.from({ length: 12 }, (_, i) => row(i));
     await database.writeTx((trx) => outbox.insertMany(trx, rows));
-    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const commits = createGroupCommit({
+      database,
+      onTransaction: (t) => txs.push(t),
+    });
     const deleteCalls: number[] = [];
     await Promise.all(
       rows
@@ -148,7 +158,10 @@ describe("group commit of sync-path writes", () => {
   it("a failing write fails only its own caller: the batch is retried item by item", async () => {
     const existing = row(99);
     await database.writeTx((trx) => outbox.insert(trx, existing));
-    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const commits = createGroupCommit({
+      database,
+      onTransaction: (t) => txs.push(t),
+    });
     const rows = Array.from({ length: 8 }, (_, i) => row(i));
     const bad = row(50, { id: existing.id }); // duplicate primary key
     const all = [...rows.slice(0, 4), bad, ...rows.slice(4)];
@@ -174,7 +187,10 @@ describe("group commit of sync-path writes", () => {
   });
 
   it("hands each plain function its own result, in the same transaction as merged writes", async () => {
-    const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+    const commits = createGroupCommit({
+      database,
+      onTransaction: (t) => txs.push(t),
+    });
     const r = row(1);
     const [a, , b] = await Promise.all([
       commits.run(async (trx) => (await trx.selectFrom("outbox").select("id").execute()).length),
@@ -191,7 +207,8 @@ describe("group commit of sync-path writes", () => {
   const stepped = (step: { ms: number }, opts: { slowCommitMs?: number; maxBatch?: number } = {}) => {
     let now = 0;
     const sleeps: { ms: number; release: () => void }[] = [];
-    const commits = new GroupCommit(database, {
+    const commits = createGroupCommit({
+      database,
       ...opts,
       onTransaction: (t) => txs.push(t),
       now: () => (now += step.ms),
@@ -293,7 +310,11 @@ describe.skipIf(testBackend() !== "sqlite")(
     it("with two batches in flight, commits the next during the previous one's fsync and holds a third until the first is durable", async () => {
       const outbox = outboxRepo(database, systemClock);
       const txs: TransactionInfo[] = [];
-      const commits = new GroupCommit(database, { pipeline: 2, onTransaction: (t) => txs.push(t) });
+      const commits = createGroupCommit({
+        database,
+        pipeline: 2,
+        onTransaction: (t) => txs.push(t),
+      });
       const stored = async () =>
         (await database.reader.selectFrom("outbox").select("id").execute()).map((r) => r.id).sort();
       held = true;
@@ -325,7 +346,10 @@ describe.skipIf(testBackend() !== "sqlite")(
     it("writeCommitted resolves at its batch's COMMIT; a plain write of the same batch, and the next batch, wait for the fsync", async () => {
       const outbox = outboxRepo(database, systemClock);
       const txs: TransactionInfo[] = [];
-      const commits = new GroupCommit(database, { onTransaction: (t) => txs.push(t) });
+      const commits = createGroupCommit({
+        database,
+        onTransaction: (t) => txs.push(t),
+      });
       held = true;
       const rows = Array.from({ length: 3 }, (_, i) => row(i));
       const early = commits.writeCommitted(outbox.insertWrite(rows[0] as OutboxRow));

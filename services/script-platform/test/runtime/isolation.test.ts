@@ -58,7 +58,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
   });
 
   it("ends a stuck native call at its limit, replaces the worker, and another app keeps its latency", async () => {
-    const replacedBefore = runtime().engine.replaced;
+    const replacedBefore = runtime().engine.stats.replaced;
     const started = performance.now();
     let hogAnswered = false;
     const hog = inject("hog.test", "/stuck").then((r) => {
@@ -88,7 +88,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     console.info(`stuck native call answered after ${Math.round(ms)} ms (limit 2000 ms)`);
     // A calm request finished while the hog still held its worker (no wall-clock bound).
     expect(answeredWhileHeld[0]).toBe(true);
-    expect(runtime().engine.replaced).toBeGreaterThan(replacedBefore);
+    expect(runtime().engine.stats.replaced).toBeGreaterThan(replacedBefore);
     await runtime().engine.ready();
     expect((await inject("hog.test", "/quick")).body).toBe("fine");
   });
@@ -223,7 +223,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
         },
       );
     const e = runtime().engine;
-    const sparesBefore = e.sparesStarted;
+    const sparesBefore = e.stats.sparesStarted;
     let answered = 0;
     const holds = slugs.map((slug) =>
       inject(`${slug}.test`, "/hold").then((r) => {
@@ -236,7 +236,7 @@ describe("engine isolation: worker pool, watchdog, per-app cap, crash paths, mem
     const health = await inject("calm.test", "/healthz");
     // Answered while every holder still held its worker.
     expect([calm.statusCode, health.statusCode, answered]).toEqual([200, 200, 0]);
-    expect(e.sparesStarted - sparesBefore).toBe(2);
+    expect(e.stats.sparesStarted - sparesBefore).toBe(2);
     expect(e.size).toBe(4);
     expect(await Promise.all(holds)).toEqual([504, 504, 504]);
   }, 60_000);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ScriptRecord } from "../../src/control/scripts-repository.js";
-import { importNames, ModuleResolver } from "../../src/sandbox/module-loader.js";
+import { createModuleResolver, importNames } from "../../src/sandbox/module-loader.js";
 
 const APP = "app-1";
 function rec(
@@ -54,7 +54,7 @@ describe("module resolver", () => {
       rec("b", `export const b = 2;`),
       rec("c", `export const c = 3;`, "module", "other-app"),
     ]);
-    const r = new ModuleResolver(s, 16);
+    const r = createModuleResolver({ scripts: s, cacheSize: 16 });
     const entry = rec("main", `import { a } from "a"; export default () => a;`, "endpoint");
     expect([...(await r.resolve(entry)).keys()]).toEqual(["a", "b"]);
     await expect(
@@ -68,23 +68,31 @@ describe("module resolver", () => {
       rec("y", `import "x"; export const y = 1;`),
     ]);
     await expect(
-      new ModuleResolver(cyc, 16).resolve(rec("main", `import "x"; export default () => 1;`, "endpoint")),
+      createModuleResolver({ scripts: cyc, cacheSize: 16 }).resolve(
+        rec("main", `import "x"; export default () => 1;`, "endpoint"),
+      ),
     ).rejects.toThrow(/Import cycle: main → x → y → x/);
     const ep = store([rec("ep", `export default () => 1;`, "endpoint")]);
     await expect(
-      new ModuleResolver(ep, 16).resolve(rec("main", `import "ep"; export default () => 1;`, "endpoint")),
+      createModuleResolver({ scripts: ep, cacheSize: 16 }).resolve(
+        rec("main", `import "ep"; export default () => 1;`, "endpoint"),
+      ),
     ).rejects.toThrow(/not a module script/);
     const chain = (n: number) =>
       Array.from({ length: n }, (_, i) =>
         rec(`m${i}`, i + 1 < n ? `import "m${i + 1}"; export const v = 1;` : "export const v = 1;"),
       );
     const entry = rec("main", `import "m0"; export default () => 1;`, "endpoint");
-    expect((await new ModuleResolver(store(chain(8)), 16).resolve(entry)).size).toBe(8);
-    await expect(new ModuleResolver(store(chain(9)), 16).resolve(entry)).rejects.toThrow(/deeper than 8/);
+    expect(
+      (await createModuleResolver({ scripts: store(chain(8)), cacheSize: 16 }).resolve(entry)).size,
+    ).toBe(8);
+    await expect(
+      createModuleResolver({ scripts: store(chain(9)), cacheSize: 16 }).resolve(entry),
+    ).rejects.toThrow(/deeper than 8/);
   });
 
   it("caches parsed imports per script version in a bounded LRU", async () => {
-    const r = new ModuleResolver(store([]), 2);
+    const r = createModuleResolver({ scripts: store([]), cacheSize: 2 });
     const v1 = rec("s", `import "a"; export default 1;`, "endpoint", APP, "t1");
     expect(r.importsOf(v1)).toEqual(["a"]);
     // Same id and updated_at: served from the cache (even if the text differed).

@@ -3,7 +3,7 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCall, RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits } from "../../src/sandbox/limits.js";
-import { EnginePool, type PoolRun } from "../../src/sandbox/pool.js";
+import { createEnginePool, type EnginePool, type PoolRun } from "../../src/sandbox/pool.js";
 
 /**
  * Parked runs (sandbox/pool.ts, worker.ts): a run waiting on an SDK call leaves its worker to
@@ -40,7 +40,7 @@ describe("parked runs share a worker", () => {
     });
 
   beforeAll(async () => {
-    pool = await EnginePool.start({
+    pool = await createEnginePool({
       workers: 2,
       appConcurrency: 1,
       sdkCallsInFlight: 64,

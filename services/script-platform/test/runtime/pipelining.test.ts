@@ -3,7 +3,7 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCall, RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits, SANDBOX_CEILINGS } from "../../src/sandbox/limits.js";
-import { EnginePool, PIPELINE_DEPTH, type PoolRun } from "../../src/sandbox/pool.js";
+import { createEnginePool, type EnginePool, PIPELINE_DEPTH, type PoolRun } from "../../src/sandbox/pool.js";
 import { type Harness, startHarness } from "../control/harness.js";
 import { until } from "./turns.js";
 
@@ -65,7 +65,7 @@ describe("worker pool pipelining", () => {
     });
 
   beforeAll(async () => {
-    pool = await EnginePool.start({
+    pool = await createEnginePool({
       workers: 2,
       appConcurrency: 1,
       sdkCallsInFlight: 8,
@@ -80,34 +80,34 @@ describe("worker pool pipelining", () => {
   });
 
   it("hands one app's waiting runs to its worker, keeps them serial, and answers each run", async () => {
-    const handedBefore = pool.handedOn;
+    const handedBefore = pool.stats.handedOn;
     const outcomes = await Promise.all(Array.from({ length: 40 }, (_, n) => run("a", n)));
     expect(outcomes.map((o) => (o.ok ? o.value : o.kind))).toEqual(Array.from({ length: 40 }, (_, n) => n));
     expect(maxInRun.get("a")).toBeGreaterThanOrEqual(1);
     expect(maxBusy).toBe(1);
-    expect(pool.handedOn - handedBefore).toBeGreaterThan(0);
-    expect(pool.replaced).toBe(0);
+    expect(pool.stats.handedOn - handedBefore).toBeGreaterThan(0);
+    expect(pool.stats.replaced).toBe(0);
     expect([pool.busy, pool.waiting]).toEqual([0, 0]);
   });
 
   it("withdraws a handed-on run whose wait bound passes before it starts: busy, worker kept", async () => {
     const first = run("b", 1, { key: "b/block", ...holding(1500) });
     await until(() => pool.busy === 1);
-    const handedBefore = pool.handedOn;
+    const handedBefore = pool.stats.handedOn;
     const t = performance.now();
     const second = await run("b", 2, { waitMs: 150 });
-    expect(pool.handedOn - handedBefore).toBe(1);
+    expect(pool.stats.handedOn - handedBefore).toBe(1);
     expect(second).toMatchObject({ ok: false, kind: "busy" });
     expect(performance.now() - t).toBeGreaterThanOrEqual(140);
     expect(pool.waiting).toBe(0);
     expect(await first).toMatchObject({ ok: true, value: 1 });
     // The withdrawn run never started, and the worker serves the app's next run.
     expect(await run("b", 3)).toMatchObject({ ok: true, value: 3 });
-    expect(pool.replaced).toBe(0);
+    expect(pool.stats.replaced).toBe(0);
   });
 
   it("never starts a withdrawn run whose cell a later run reuses", async () => {
-    const replacedBefore = pool.replaced;
+    const replacedBefore = pool.stats.replaced;
     const first = run("c", 0, { key: "c/block", ...holding(4000) });
     await until(() => pool.busy === 1);
     // Waves of handed-on runs withdrawn while the worker is busy: they stay in its queue while
@@ -121,24 +121,24 @@ describe("worker pool pipelining", () => {
     const later = run("c", 99);
     expect(await first).toMatchObject({ ok: true, value: 1 });
     expect(await later).toMatchObject({ ok: true, value: 99 });
-    expect(pool.replaced).toBe(replacedBefore);
+    expect(pool.stats.replaced).toBe(replacedBefore);
   });
 
   it("hands nothing on past a run of another app that waits for a worker", async () => {
     const x1 = run("x", 1, { key: "x/block", ...holding(1500) });
     const y1 = run("y", 1, { key: "y/block", ...holding(1500) });
     await until(() => pool.busy === 2);
-    const handedBefore = pool.handedOn;
+    const handedBefore = pool.stats.handedOn;
     const z1 = run("z", 1); // no worker free: waits in the queue
     const x2 = run("x", 2); // behind z1: must not be handed on to x's worker
-    expect(pool.handedOn).toBe(handedBefore);
+    expect(pool.stats.handedOn).toBe(handedBefore);
     expect(pool.waiting).toBe(2);
     const all = await Promise.all([x1, y1, z1, x2]);
     expect(all.map((o) => o.ok && o.value)).toEqual([1, 1, 1, 2]);
   });
 
   it("runs the handed-on runs of a worker the watchdog killed elsewhere, once each", async () => {
-    const replacedBefore = pool.replaced;
+    const replacedBefore = pool.stats.replaced;
     maxBusy = 0;
     const stuck = run("s", 0, { key: "s/stuck", source: STUCK, limits: resolveLimits({}, 0.3) });
     await until(() => pool.busy === 1);
@@ -146,7 +146,7 @@ describe("worker pool pipelining", () => {
     expect(await stuck).toMatchObject({ ok: false, kind: "timeout" });
     const outcomes = await Promise.all(after);
     expect(outcomes.map((o) => o.ok && o.value)).toEqual([1, 2, 3, 4, 5]);
-    expect(pool.replaced).toBe(replacedBefore + 1);
+    expect(pool.stats.replaced).toBe(replacedBefore + 1);
     expect(maxBusy).toBe(1);
     await pool.ready();
   });
@@ -178,7 +178,7 @@ describe("sync requests of one app pipelined through its worker", () => {
 
   it("answers every request with its own result, records each run, and leaves no outbox row", async () => {
     const { engine, dispatcher } = h.built.engine.runtime;
-    const handedBefore = engine.handedOn;
+    const handedBefore = engine.stats.handedOn;
     const res = await Promise.all(
       Array.from({ length: 30 }, (_, n) =>
         h.built.app.inject({ method: "GET", url: `/echo?n=${n}`, headers: { host: "piped.test" } }),
@@ -187,7 +187,7 @@ describe("sync requests of one app pipelined through its worker", () => {
     expect(res.map((r) => [r.statusCode, r.json().n])).toEqual(
       Array.from({ length: 30 }, (_, n) => [200, String(n)]),
     );
-    expect(engine.handedOn - handedBefore).toBeGreaterThan(0);
+    expect(engine.stats.handedOn - handedBefore).toBeGreaterThan(0);
     await dispatcher.idle();
     const db = h.built.ctx.database.db;
     const left = await db

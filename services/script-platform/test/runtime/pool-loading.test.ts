@@ -3,7 +3,7 @@ import { captureLogger } from "@app/kit/logger";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { HostCall, RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits } from "../../src/sandbox/limits.js";
-import { EnginePool, type PoolRun } from "../../src/sandbox/pool.js";
+import { createEnginePool, type EnginePool, type PoolRun } from "../../src/sandbox/pool.js";
 import { until } from "./turns.js";
 
 /**
@@ -33,7 +33,7 @@ describe("worker pool: a loading worker is waited for, not pipelined around", ()
     });
 
   beforeAll(async () => {
-    pool = await EnginePool.start({
+    pool = await createEnginePool({
       workers: 2,
       appConcurrency: 2,
       sdkCallsInFlight: 8,
@@ -55,11 +55,11 @@ describe("worker pool: a loading worker is waited for, not pipelined around", ()
     // replacement, which is still loading when the outcome arrives.
     const stuck = await run("s", 0, { key: "s/stuck", source: STUCK, limits: resolveLimits({}, 0.3) });
     expect(stuck).toMatchObject({ ok: false, kind: "timeout" });
-    expect(pool.replaced).toBe(1);
-    const handedBefore = pool.handedOn;
+    expect(pool.stats.replaced).toBe(1);
+    const handedBefore = pool.stats.handedOn;
     // A generous wait bound: behind the blocked first run it would pass and fail the run as busy.
     const second = run("a", 2, { waitMs: 20_000 });
-    expect(pool.handedOn).toBe(handedBefore);
+    expect(pool.stats.handedOn).toBe(handedBefore);
     await Promise.race([
       until(() => blocked.length === 2),
       second.then((o) => {

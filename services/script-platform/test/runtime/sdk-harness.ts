@@ -8,7 +8,7 @@ import { createSecretBox } from "../../src/crypto/secret-box.js";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import { createDispatch } from "../../src/dispatch/dispatch.js";
-import { Engine, type RunOutcome } from "../../src/sandbox/engine.js";
+import { createEngine, type RunOutcome } from "../../src/sandbox/engine.js";
 import { resolveLimits, type SandboxKnobs } from "../../src/sandbox/limits.js";
 import { sdkHost } from "../../src/sdk/host.js";
 import { createOutboundHttp, type Resolver } from "../../src/sdk/http.js";
@@ -41,7 +41,7 @@ export async function sdkHarness(opts: { allowPrivate?: boolean; resolver?: Reso
     http,
     events: dispatch.events,
   };
-  const engine = new Engine({ clock, logger });
+  const engine = createEngine({ clock, logger });
   const run = (
     appId: string,
     source: string,

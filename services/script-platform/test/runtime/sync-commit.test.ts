@@ -5,7 +5,7 @@ import { createLogger } from "@app/kit/logger";
 import { afterEach, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
-import { Inbox } from "../../src/dispatch/inbox.js";
+import { createInbox } from "../../src/dispatch/inbox.js";
 import type { Job } from "../../src/dispatch/job.js";
 import { pubsubRow, succeeded, testDispatcher } from "../triggers/outbox-fixtures.js";
 
@@ -43,7 +43,7 @@ it("runs a sync request's row once committed, before its fsync, and settles it d
   await db.migrate(migrations);
   const clock = systemClock;
   const ran: Job[] = [];
-  const inbox = new Inbox("A", 10);
+  const inbox = createInbox({ instanceId: "A", capacity: 10 });
   const dispatcher = testDispatcher({
     database: db,
     clock,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
 import type { DispatcherDeps } from "../../src/dispatch/dispatcher.js";
-import { Inbox } from "../../src/dispatch/inbox.js";
+import { createInbox, type Inbox } from "../../src/dispatch/inbox.js";
 import type { Finished, Job, JobRunner } from "../../src/dispatch/job.js";
 import { outboxRepo } from "../../src/dispatch/outbox.js";
 import { until } from "../runtime/turns.js";
@@ -92,7 +92,7 @@ it("a sync request runs in a slot a claim in flight has not filled; the claim gi
     },
   };
   const claims = heldClaims(database);
-  const inbox = new Inbox("A", 10);
+  const inbox = createInbox({ instanceId: "A", capacity: 10 });
   const dispatcher = testDispatcher({
     database: claims.database,
     clock,
@@ -183,7 +183,7 @@ async function backlogged(backlog: number, deps: Partial<DispatcherDeps>) {
     Array.from({ length: backlog }, (_, i) => backlogRow(clock, app, i)),
   );
   const runs = heldRuns(clock);
-  const inbox = new Inbox("A", 10);
+  const inbox = createInbox({ instanceId: "A", capacity: 10 });
   const dispatcher = testDispatcher({
     database,
     clock,
@@ -283,7 +283,7 @@ it("a claim that returns while more sync requests wait than slots are free gives
     },
   };
   const claims = heldClaims(database);
-  const inbox = new Inbox("A", 10);
+  const inbox = createInbox({ instanceId: "A", capacity: 10 });
   const dispatcher = testDispatcher({
     database: claims.database,
     clock,

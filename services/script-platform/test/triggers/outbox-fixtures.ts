@@ -2,7 +2,7 @@
 import { type Clock, toIso } from "@app/kit/clock";
 import { newId } from "@app/kit/ids";
 import { createDispatcher, type DispatcherDeps } from "../../src/dispatch/dispatcher.js";
-import { Inbox } from "../../src/dispatch/inbox.js";
+import { createInbox } from "../../src/dispatch/inbox.js";
 import type { Finished, Job } from "../../src/dispatch/job.js";
 import type { OutboxRow } from "../../src/dispatch/outbox.js";
 import { executionsRepo } from "../../src/execution/executions-repository.js";
@@ -70,7 +70,7 @@ export function testDispatcher(
   return createDispatcher({
     executions: executionsRepo(deps.database),
     failures: { onRunFailed: async () => "drop" },
-    inbox: new Inbox("A", 10),
+    inbox: createInbox({ instanceId: "A", capacity: 10 }),
     instanceId: "A",
     maxConcurrency: 32,
     ...deps,

@@ -5,7 +5,7 @@ import { newId } from "@app/kit/ids";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { migrations } from "../../src/db/migrations/index.js";
 import type { PlatformDB } from "../../src/db/schema.js";
-import { GroupCommit } from "../../src/dispatch/group-commit.js";
+import { createGroupCommit } from "../../src/dispatch/group-commit.js";
 import type { ExecutionRecord } from "../../src/dispatch/job.js";
 import { type OutboxRow, outboxRepo } from "../../src/dispatch/outbox.js";
 import { executionsRepo } from "../../src/execution/executions-repository.js";
@@ -74,7 +74,7 @@ describe("settles: record in and outbox row out together", () => {
     const kept = row();
     await outboxRepo(database, clock).insertMany(database.db, [...rows, kept]);
     const executions = executionsRepo(database);
-    const commits = new GroupCommit(counted);
+    const commits = createGroupCommit({ database: counted });
     const records = rows.map(record);
     await Promise.all(
       rows.map((r, i) => commits.write(executions.settleWrite(records[i] as ExecutionRecord, r.id))),
@@ -90,7 +90,7 @@ describe("settles: record in and outbox row out together", () => {
     const [a, b] = [row(), row()];
     const repo = outboxRepo(database, clock);
     await repo.insertMany(database.db, [a]);
-    const commits = new GroupCommit(counted);
+    const commits = createGroupCommit({ database: counted });
     const executions = executionsRepo(database);
     await Promise.all([
       commits.write(executions.settleWrite(record(a), a.id)),
@@ -106,7 +106,7 @@ describe("settles: record in and outbox row out together", () => {
     const r = row();
     await outboxRepo(database, clock).insertMany(database.db, [r]);
     const executions = executionsRepo(database);
-    const commits = new GroupCommit(counted);
+    const commits = createGroupCommit({ database: counted });
     const rec = record(r);
     await commits.write(executions.settleWrite(rec, r.id));
     await commits.write(executions.settleWrite(rec, r.id));
