@@ -8,11 +8,11 @@ import { systemClock } from "@app/kit/clock";
 import { loadEnv } from "@app/kit/config";
 import { createLogger } from "@app/kit/logger";
 import { buildApp, envSpec } from "@app/portal-bridge";
-import { FakePortal } from "@app/portal-bridge/testing";
+import { createFakePortal } from "@app/portal-bridge/testing";
 import type { ServerTarget } from "../harness/index.js";
 
 export async function startPortal(): Promise<ServerTarget> {
-  const portal = new FakePortal(systemClock);
+  const portal = createFakePortal({ clock: systemClock });
   await portal.start();
   // Every call slides the idle window, so the session stays alive for the whole bench.
   const token = portal.login({ userId: "u1", accountId: "a1" });

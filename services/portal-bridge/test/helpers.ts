@@ -7,7 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { type BuiltApp, buildApp } from "../src/app.js";
 import { envSpec } from "../src/config.js";
-import { FakePortal } from "../src/testing/fake-portal.js";
+import { createFakePortal, type FakePortal } from "../src/testing/fake-portal.js";
 import { FakeTimetable, timetableEnv } from "./fakes/timetable.js";
 
 export const AUTH = "a".repeat(24) + "0123456789abcdef0123456789abcdef";
@@ -43,7 +43,7 @@ export const USER = { userId: "user-1", accountId: "acct-1", firstName: "Ada", l
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const clock = opts.clock ?? new FakeClock("2026-11-23T07:00:00.000Z");
   const env = await createTestEnv("portal_bridge");
-  const portal = new FakePortal(clock);
+  const portal = createFakePortal({ clock: clock });
   await portal.start();
   const token = opts.withToken === false ? null : portal.login(USER);
   await opts.before?.({ dataDir: env.dataDir, portal, clock });

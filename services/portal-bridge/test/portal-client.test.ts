@@ -2,13 +2,13 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { FakeClock } from "@app/kit/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FakePortal } from "../src/testing/fake-portal.js";
+import { createFakePortal } from "../src/testing/fake-portal.js";
 import { assertAllowed, createPortalClient, type PortalClient, PortalError } from "../src/upstream/portal.js";
 import { USER as USER_FIXTURE } from "./helpers.js";
 
 describe("portal client", () => {
   const clock = new FakeClock("2026-11-23T07:00:00.000Z");
-  const portal = new FakePortal(clock);
+  const portal = createFakePortal({ clock: clock });
   let token: string;
   let client: PortalClient;
   beforeAll(async () => {

@@ -137,47 +137,55 @@ export function defaultData(): FakePortalData {
   };
 }
 
-export class FakePortal {
-  private server: Server | null = null;
-  /** `jwt:{accountId}:{jti}` → idle deadline (clock ms). */
-  readonly sessions = new Map<string, number>();
-  readonly requests: SeenRequest[] = [];
-  readonly users = new Map<string, Identity>();
-  data: FakePortalData = defaultData();
-  /** Answer the next N authenticated requests with this status (transient failures). */
-  failNext: { count: number; status: number } = { count: 0, status: 503 };
+export type FakePortal = ReturnType<typeof createFakePortal>;
+
+/** The portal's HTTP API as its public clients parse it; its mutable state is open to tests. */
+export function createFakePortal(deps: { clock: Clock }) {
+  let server: Server | null = null;
   /** While set, requests are held until released (lets tests model slow/in-flight pings). */
-  private holdGate: { promise: Promise<void>; release: () => void; only: (path: string) => boolean } | null =
+  let holdGate: { promise: Promise<void>; release: () => void; only: (path: string) => boolean } | null =
     null;
-  url = "";
+  const portal = {
+    /** `jwt:{accountId}:{jti}` → idle deadline (clock ms). */
+    sessions: new Map<string, number>(),
+    requests: [] as SeenRequest[],
+    users: new Map<string, Identity>(),
+    data: defaultData() as FakePortalData,
+    /** Answer the next N authenticated requests with this status (transient failures). */
+    failNext: { count: 0, status: 503 } as { count: number; status: number },
+    url: "",
+    start,
+    stop,
+    login,
+    logout,
+    hold,
+  };
 
-  constructor(private readonly clock: Clock) {}
-
-  async start(): Promise<string> {
-    this.server = createServer((req, res) => {
-      this.handle(req, res).catch(() => {
+  async function start(): Promise<string> {
+    server = createServer((req, res) => {
+      handle(req, res).catch(() => {
         if (!res.headersSent) res.writeHead(500);
         res.end();
       });
     });
-    await new Promise<void>((r) => this.server?.listen(0, "127.0.0.1", r));
-    const { port } = this.server.address() as AddressInfo;
-    this.url = `http://127.0.0.1:${port}`;
-    return this.url;
+    await new Promise<void>((r) => server?.listen(0, "127.0.0.1", r));
+    const { port } = server.address() as AddressInfo;
+    portal.url = `http://127.0.0.1:${port}`;
+    return portal.url;
   }
 
-  async stop(): Promise<void> {
-    this.holdGate?.release();
-    this.server?.closeAllConnections();
-    await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
+  async function stop(): Promise<void> {
+    holdGate?.release();
+    server?.closeAllConnections();
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
   }
 
   /** Log a user in: a fresh jti, a session entry with a full idle window, and the JWT. */
-  login(id: Identity, opts: { expInS?: number; iatOffsetS?: number } = {}): string {
+  function login(id: Identity, opts: { expInS?: number; iatOffsetS?: number } = {}): string {
     const jti = randomBytes(8).toString("hex");
-    const now = Math.floor(this.clock.now() / 1000) + (opts.iatOffsetS ?? 0);
-    this.users.set(id.userId, id);
-    this.sessions.set(`jwt:${id.accountId}:${jti}`, this.clock.now() + IDLE_TTL_S * 1000);
+    const now = Math.floor(deps.clock.now() / 1000) + (opts.iatOffsetS ?? 0);
+    portal.users.set(id.userId, id);
+    portal.sessions.set(`jwt:${id.accountId}:${jti}`, deps.clock.now() + IDLE_TTL_S * 1000);
     return signJwt({
       accountId: id.accountId,
       userId: id.userId,
@@ -193,25 +201,25 @@ export class FakePortal {
   }
 
   /** The browser tab's logout: deletes the shared entry. */
-  logout(token: string): void {
+  function logout(token: string): void {
     const c = verifyJwt(token);
-    if (c) this.sessions.delete(`jwt:${c.accountId}:${c.jti}`);
+    if (c) portal.sessions.delete(`jwt:${c.accountId}:${c.jti}`);
   }
 
   /** Hold matching requests until the returned function is called. */
-  hold(only: (path: string) => boolean = () => true): () => void {
+  function hold(only: (path: string) => boolean = () => true): () => void {
     let release = () => {};
     const promise = new Promise<void>((r) => {
       release = r;
     });
-    this.holdGate = { promise, release, only };
+    holdGate = { promise, release, only };
     return () => {
-      this.holdGate = null;
+      holdGate = null;
       release();
     };
   }
 
-  private send(res: ServerResponse, status: number, body: unknown): void {
+  function send(res: ServerResponse, status: number, body: unknown): void {
     const text = JSON.stringify(body);
     res.writeHead(status, {
       "content-type": "application/json; charset=utf-8",
@@ -220,52 +228,52 @@ export class FakePortal {
     res.end(text);
   }
 
-  private unauthorized(res: ServerResponse, message: string): void {
-    this.send(res, 401, { type: "UNAUTHORIZED", title: "Unauthorized", message, code: 401 });
+  function unauthorized(res: ServerResponse, message: string): void {
+    send(res, 401, { type: "UNAUTHORIZED", title: "Unauthorized", message, code: 401 });
   }
 
   /** Auth as the portal does it: signature, exp, then the session-store entry (which slides). */
-  private authenticate(req: IncomingMessage, res: ServerResponse): Record<string, unknown> | null {
+  function authenticate(req: IncomingMessage, res: ServerResponse): Record<string, unknown> | null {
     const auth = req.headers.authorization;
     const cookie = /(?:^|;\s*)jwt=([^;]+)/.exec(req.headers.cookie ?? "")?.[1];
     const token = auth?.startsWith("Bearer ") ? auth.slice(7) : cookie;
     if (!token) {
-      this.unauthorized(res, "Unauthorized");
+      unauthorized(res, "Unauthorized");
       return null;
     }
     const claims = verifyJwt(token);
-    if (!claims || typeof claims.exp !== "number" || claims.exp * 1000 <= this.clock.now()) {
-      this.unauthorized(res, "Unauthorized");
+    if (!claims || typeof claims.exp !== "number" || claims.exp * 1000 <= deps.clock.now()) {
+      unauthorized(res, "Unauthorized");
       return null;
     }
     const key = `jwt:${claims.accountId}:${claims.jti}`;
-    const deadline = this.sessions.get(key);
-    if (deadline === undefined || deadline <= this.clock.now()) {
-      this.sessions.delete(key);
-      this.unauthorized(res, "Session was expired due to inactivity");
+    const deadline = portal.sessions.get(key);
+    if (deadline === undefined || deadline <= deps.clock.now()) {
+      portal.sessions.delete(key);
+      unauthorized(res, "Session was expired due to inactivity");
       return null;
     }
-    this.sessions.set(key, this.clock.now() + IDLE_TTL_S * 1000);
+    portal.sessions.set(key, deps.clock.now() + IDLE_TTL_S * 1000);
     return { ...claims, _token: token };
   }
 
-  private list(res: ServerResponse, url: URL, items: Item[]): void {
+  function list(res: ServerResponse, url: URL, items: Item[]): void {
     const skip = Number(url.searchParams.get("skip") ?? 0);
     const limit = Number(url.searchParams.get("limit") ?? 10);
     if (!Number.isInteger(skip) || skip < 0 || !Number.isInteger(limit) || limit < 1 || limit > 100) {
-      this.send(res, 400, { type: "API_VALIDATION_ERROR", title: "API Validation Error", code: 400 });
+      send(res, 400, { type: "API_VALIDATION_ERROR", title: "API Validation Error", code: 400 });
       return;
     }
-    this.send(res, 200, { data: items.slice(skip, skip + limit), total: items.length, skip, limit });
+    send(res, 200, { data: items.slice(skip, skip + limit), total: items.length, skip, limit });
   }
 
-  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
     const path = url.pathname;
-    this.requests.push({ method: req.method ?? "", path, authorization: req.headers.authorization });
-    if (this.holdGate?.only(path)) await this.holdGate.promise;
+    portal.requests.push({ method: req.method ?? "", path, authorization: req.headers.authorization });
+    if (holdGate?.only(path)) await holdGate.promise;
     if (req.method === "GET" && path === "/api/v3/config/public") {
-      this.send(res, 200, {
+      send(res, 200, {
         JWT_TIMEOUT_SECONDS: IDLE_TTL_S,
         JWT_SHOW_TIMEOUT_WARNING_SECONDS: 3600,
         JWT_EXTENDED_TIMEOUT_SECONDS: 2_629_746,
@@ -273,12 +281,12 @@ export class FakePortal {
       });
       return;
     }
-    if (this.failNext.count > 0) {
-      this.failNext.count -= 1;
-      this.send(res, this.failNext.status, { code: this.failNext.status, title: "Unavailable" });
+    if (portal.failNext.count > 0) {
+      portal.failNext.count -= 1;
+      send(res, portal.failNext.status, { code: portal.failNext.status, title: "Unavailable" });
       return;
     }
-    const claims = this.authenticate(req, res);
+    const claims = authenticate(req, res);
     if (!claims) return;
     const key = `jwt:${claims.accountId}:${claims.jti}`;
     const m = req.method;
@@ -288,16 +296,16 @@ export class FakePortal {
     const submissionsMatch = /^\/api\/v3\/submissions\/task\/([^/]+)$/.exec(path);
     const fileMatch = /^\/api\/v3\/file\/download\/([^/]+)\/([^/]+)$/.exec(path);
     if (m === "POST" && path === "/api/v3/authentication/refresh-session") {
-      const deadline = this.sessions.get(key) ?? this.clock.now();
-      this.send(res, 201, { expiresInSeconds: Math.round((deadline - this.clock.now()) / 1000) });
+      const deadline = portal.sessions.get(key) ?? deps.clock.now();
+      send(res, 201, { expiresInSeconds: Math.round((deadline - deps.clock.now()) / 1000) });
     } else if (m === "POST" && path === "/api/v3/logout") {
-      this.sessions.delete(key);
+      portal.sessions.delete(key);
       res.writeHead(200).end();
     } else if (m !== "GET") {
-      this.send(res, 405, { code: 405, title: "Method Not Allowed" });
+      send(res, 405, { code: 405, title: "Method Not Allowed" });
     } else if (path === "/api/v3/me") {
-      const u = this.users.get(String(claims.userId));
-      this.send(res, 200, {
+      const u = portal.users.get(String(claims.userId));
+      send(res, 200, {
         school: { id: "school1", name: "Fake Comprehensive" },
         user: { id: claims.userId, firstName: u?.firstName ?? "Ada", lastName: u?.lastName ?? "Lovelace" },
         roles: [{ id: "r1", name: "student" }],
@@ -306,16 +314,16 @@ export class FakePortal {
         systemId: null,
       });
     } else if (path === "/api/v3/tasks") {
-      this.list(res, url, this.data.tasks);
+      list(res, url, portal.data.tasks);
     } else if (path === "/api/v3/tasks/finished") {
-      this.list(res, url, this.data.finishedTasks);
+      list(res, url, portal.data.finishedTasks);
     } else if (path === "/api/v3/courses") {
-      this.list(res, url, this.data.courses);
+      list(res, url, portal.data.courses);
     } else if (courseBoard) {
-      const c = this.data.courses.find((x) => x.id === courseBoard[1]);
-      if (!c) this.send(res, 404, { code: 404, title: "Not Found" });
+      const c = portal.data.courses.find((x) => x.id === courseBoard[1]);
+      if (!c) send(res, 404, { code: 404, title: "Not Found" });
       else
-        this.send(res, 200, {
+        send(res, 200, {
           roomId: c.id,
           title: c.title,
           displayColor: c.displayColor,
@@ -323,28 +331,28 @@ export class FakePortal {
           isArchived: false,
         });
     } else if (path === "/api/v3/rooms") {
-      this.list(res, url, this.data.rooms);
+      list(res, url, portal.data.rooms);
     } else if (roomMatch) {
-      const r = this.data.rooms.find((x) => x.id === roomMatch[1]);
-      if (!r) this.send(res, 404, { code: 404, title: "Not Found" });
-      else if (roomMatch[2]) this.list(res, url, [{ id: "board1", title: "Board", layout: "columns" }]);
-      else this.send(res, 200, { ...r, permissions: ["ROOM_VIEW"] });
+      const r = portal.data.rooms.find((x) => x.id === roomMatch[1]);
+      if (!r) send(res, 404, { code: 404, title: "Not Found" });
+      else if (roomMatch[2]) list(res, url, [{ id: "board1", title: "Board", layout: "columns" }]);
+      else send(res, 200, { ...r, permissions: ["ROOM_VIEW"] });
     } else if (path === "/api/v3/news") {
-      this.list(res, url, this.data.news);
+      list(res, url, portal.data.news);
     } else if (newsMatch) {
-      const n = this.data.news.find((x) => x.id === newsMatch[1]);
-      if (!n) this.send(res, 404, { code: 404, title: "Not Found" });
-      else this.send(res, 200, n);
+      const n = portal.data.news.find((x) => x.id === newsMatch[1]);
+      if (!n) send(res, 404, { code: 404, title: "Not Found" });
+      else send(res, 200, n);
     } else if (submissionsMatch) {
-      this.send(
+      send(
         res,
         200,
-        this.data.submissions.filter((x) => x.taskId === submissionsMatch[1]),
+        portal.data.submissions.filter((x) => x.taskId === submissionsMatch[1]),
       );
     } else if (fileMatch) {
-      const f = this.data.files[fileMatch[1] as string];
+      const f = portal.data.files[fileMatch[1] as string];
       if (!f || decodeURIComponent(fileMatch[2] as string) !== f.name) {
-        this.send(res, 404, { code: 404, title: "Not Found" });
+        send(res, 404, { code: 404, title: "Not Found" });
         return;
       }
       const headers = {
@@ -372,7 +380,9 @@ export class FakePortal {
       res.writeHead(200, { ...headers, "content-length": f.body.length });
       res.end(f.body);
     } else {
-      this.send(res, 404, { code: 404, title: "Not Found" });
+      send(res, 404, { code: 404, title: "Not Found" });
     }
   }
+
+  return portal;
 }

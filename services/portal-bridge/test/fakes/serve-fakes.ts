@@ -1,10 +1,10 @@
 // Starts the portal and timetable fakes on loopback for trying a built bridge by hand (a parent
 // account with two children, rich-text tasks); prints the bridge's environment and stays up.
 import { systemClock } from "@app/kit/clock";
-import { FakePortal } from "../../src/testing/fake-portal.js";
+import { createFakePortal } from "../../src/testing/fake-portal.js";
 import { FakeTimetable, timetableEnv } from "./timetable.js";
 
-const portal = new FakePortal(systemClock);
+const portal = createFakePortal({ clock: systemClock });
 await portal.start();
 const tt = new FakeTimetable(systemClock);
 tt.account = "parent";
