@@ -4,12 +4,14 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import {
   backendChecks,
+  collaboratorClasses,
   cycles,
   folderGraph,
   importsOf,
   isRepository,
   sources,
   sqlUses,
+  wholeContextUses,
   withoutComments,
 } from "./architecture.js";
 
@@ -33,6 +35,8 @@ interface PackageRules {
   leaves: string[];
   /** [folder, its only importers]: the routes sit at the top, only the app wires them. */
   importedOnlyBy: [string, string[]][];
+  /** The service's context type: only the wiring (app.ts, context.ts, http/) takes all of it. */
+  context?: string;
 }
 
 const kitDb = (rel: string) => rel.startsWith("db/") || rel === "db.ts";
@@ -63,6 +67,7 @@ const PACKAGES: PackageRules[] = [
     forbidden: [],
     leaves: ["db", "config.ts", "version.ts"],
     importedOnlyBy: [["http", ["app.ts"]]],
+    context: "GalleryContext",
   },
   {
     name: "script-platform",
@@ -78,6 +83,7 @@ const PACKAGES: PackageRules[] = [
     ],
     leaves: ["config.ts", "db", "crypto"],
     importedOnlyBy: [["http", ["app.ts"]]],
+    context: "PlatformContext",
   },
 ];
 
@@ -117,6 +123,31 @@ describe("the checks themselves", () => {
       "if (database.dialect.sharedByProcesses) notify();",
     ].join("\n");
     expect(backendChecks(code).map((u) => u.line)).toEqual([1, 3, 5, 6, 7, 8, 9]);
+  });
+
+  it("recognise a module taking the whole context, not the parts it picks", () => {
+    const code = [
+      'import type { GalleryContext } from "../context.js";',
+      "export async function publicEvent(ctx: GalleryContext) {}",
+      'export type FeedDeps = Pick<GalleryContext, "database" | "clock">;',
+      "function f(deps: FeedDeps, opts?: GalleryContext) {}",
+      "// ctx: GalleryContext in a comment",
+      'const s: GalleryContext["settings"] = x;',
+    ].join("\n");
+    expect(wholeContextUses(code, "GalleryContext").map((u) => u.line)).toEqual([2, 4]);
+  });
+
+  it("recognise classes that take collaborators, not errors or data structures", () => {
+    const code = [
+      "export class Lru<K, V> { constructor(private readonly max: number) {} }",
+      "export class SizeLimitError extends Error { constructor(message: string) { super(message); } }",
+      "export class GroupCommit {",
+      "  constructor(private readonly deps: GroupCommitDeps) {}",
+      "}",
+      "class Waker { resolve = () => {}; }",
+      "class Engine { constructor(db: Database<PlatformDB>, log: Logger) {} }",
+    ].join("\n");
+    expect(collaboratorClasses(code).map((u) => u.text)).toEqual(["class GroupCommit", "class Engine"]);
   });
 
   it("know the repositories", () => {
@@ -192,6 +223,26 @@ describe.each(PACKAGES)("$name", (pkg) => {
     });
   outsideRepositories("SQL", sqlUses);
   outsideRepositories("backend check", backendChecks);
+
+  // Composition is one way (README): factories over explicit deps objects, wired in app.ts.
+  it("composes modules with deps objects: no class takes collaborators", () => {
+    const offending = files.flatMap((rel) =>
+      collaboratorClasses(text.get(rel) ?? "").map((u) => `${rel}:${u.line}: ${u.text}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  if (pkg.context) {
+    const contextType = pkg.context;
+    it(`takes the whole ${contextType} only in the wiring (app.ts, context.ts, http/)`, () => {
+      const offending = files
+        .filter((rel) => rel !== "app.ts" && rel !== "context.ts" && !rel.startsWith("http/"))
+        .flatMap((rel) =>
+          wholeContextUses(text.get(rel) ?? "", contextType).map((u) => `${rel}:${u.line}: ${u.text}`),
+        );
+      expect(offending).toEqual([]);
+    });
+  }
 
   it("strips comments without moving lines", () => {
     for (const [rel, t] of text)

@@ -154,3 +154,45 @@ export function backendChecks(text: string): Use[] {
     });
   return out;
 }
+
+/** The part of a source file outside import statements (line numbers kept). */
+const withoutImports = (code: string) =>
+  code.replace(/^\s*import\s[\s\S]*?from\s*["'][^"']+["'];?/gm, (s) => s.replace(/[^\n]/g, " "));
+
+/**
+ * Lines that take the whole service context (`ctx: GalleryContext`) rather than the parts a module
+ * needs (`Pick<GalleryContext, "database" | "clock">` or its own deps type).
+ */
+export function wholeContextUses(text: string, contextType: string): Use[] {
+  const re = new RegExp(`\\b[\\w$]+\\??\\s*:\\s*${contextType}\\b(?!\\s*[[.<])`);
+  const out: Use[] = [];
+  withoutImports(withoutComments(text))
+    .split("\n")
+    .forEach((l, i) => {
+      if (re.test(l)) out.push({ line: i + 1, text: l.trim(), what: "whole context" });
+    });
+  return out;
+}
+
+/** What a class must not take in its constructor: collaborators belong to factories with a deps object. */
+const COLLABORATOR =
+  /:\s*(?:[\w$]+Deps|[\w$]+Context|Database(?:<[^>]*>)?|Kysely(?:<[^>]*>)?|Logger|Clock|[\w$]+Service|[\w$]+Repository)\b/;
+
+/**
+ * Classes whose constructor takes collaborators (a deps object, a database, a logger, a clock, a
+ * service). Classes are left for errors and plain data structures; the rest are factories.
+ */
+export function collaboratorClasses(text: string): Use[] {
+  const code = withoutComments(text);
+  const out: Use[] = [];
+  for (const m of code.matchAll(/\bclass\s+([\w$]+)[^{]*\{/g)) {
+    const body = code.slice((m.index ?? 0) + m[0].length);
+    const ctor = /\bconstructor\s*\(([\s\S]*?)\)\s*\{/.exec(body);
+    // Only this class's own constructor: it comes before the next class declaration.
+    const next = body.search(/\bclass\s+[\w$]+[^{]*\{/);
+    if (!ctor || (next >= 0 && (ctor.index ?? 0) > next)) continue;
+    if (COLLABORATOR.test(ctor[1] ?? ""))
+      out.push({ line: code.slice(0, m.index).split("\n").length, text: `class ${m[1]}`, what: "class" });
+  }
+  return out;
+}
