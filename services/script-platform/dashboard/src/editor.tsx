@@ -18,6 +18,7 @@ export interface EditorHandle {
 
 export function CodeEditor(props: {
   initial: string;
+  /** Called at once: the handle keeps the text and problems until CodeMirror has loaded. */
   onReady: (handle: EditorHandle) => void;
   onChange?: () => void;
   onSave?: () => void;
@@ -45,12 +46,29 @@ export function CodeEditor(props: {
   useEffect(() => {
     let editor: { destroy(): void } | null = null;
     let gone = false;
+    // CodeMirror's chunk may load after the page already saves, runs or reports problems: until
+    // then the page's handle keeps the text (the initial one or the last set) and the problems
+    // to show, so a save sends that text, not nothing, and a run's error line is still marked.
+    let text = props.initial;
+    let problems: SourceProblem[] = [];
+    props.onReady({
+      value: () => (handle.current ? handle.current.value() : text),
+      setValue: (next) => {
+        if (handle.current) handle.current.setValue(next);
+        else text = next;
+      },
+      setTypeScript: (on) => handle.current?.setTypeScript(on),
+      showProblems: (next) => {
+        if (handle.current) handle.current.showProblems(next);
+        else problems = next;
+      },
+    });
     import("./cm.js").then(
       ({ createEditor }) => {
         if (gone || !host.current) return;
         const created = createEditor(
           host.current,
-          props.initial,
+          text,
           () => onChange.current?.(),
           () => onSave.current?.(),
           typescript.current,
@@ -58,7 +76,7 @@ export function CodeEditor(props: {
         );
         editor = created;
         handle.current = created;
-        props.onReady(created);
+        if (problems.length > 0) created.showProblems(problems);
       },
       (err) => setFailed(err),
     );

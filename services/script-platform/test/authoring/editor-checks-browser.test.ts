@@ -173,7 +173,7 @@ describe("editor checks and the failed-run tail in Chromium", () => {
     await page.close();
   }, 60_000);
 
-  it("keeps a draft run's error line marked when the type-check answers after the run", async () => {
+  it("saves, runs and marks the error line before the editor has loaded; a later type-check adds to the mark", async () => {
     // A type error on line 2, a runtime error on line 4.
     const source =
       'export default async function (ctx: Context) {\n  const label: number = "four";\n  const order = null as { total: number } | null;\n  return { statusCode: 200, body: { total: (order as { total: number }).total } };\n}\n';
@@ -187,25 +187,41 @@ describe("editor checks and the failed-run tail in Chromium", () => {
     ).json();
     const { page, errors } = await fx.openPage({ width: 1366, height: 900 });
     await fx.logIn(page, origin);
-    // The type-check starts once the SDK declarations are in: held until the run has marked its line.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    await page.route("**/api/v1/sdk/types.d.ts", async (route) => {
-      await held;
-      await route.continue();
-    });
+    // Held: the editor's chunk (a slow connection) and the SDK declarations, without which the
+    // type-check cannot start.
+    const hold = async (pattern: string) => {
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route(pattern, async (route) => {
+        await held;
+        await route.continue();
+      });
+      return release;
+    };
+    const releaseEditor = await hold("**/assets/cm-*.js");
+    const releaseTypes = await hold("**/api/v1/sdk/types.d.ts");
     await page.goto(`${origin}/admin/apps/${appId}/scripts/${made.id}`);
+    expect(await page.locator(".cm-editor").count()).toBe(0);
+
+    // A save before the editor is there keeps the script's text.
+    const saved = page.waitForResponse((r) => r.request().method() === "PUT" && r.url().includes(made.id));
+    await page.getByRole("button", { name: "Save" }).click();
+    expect((await saved).status()).toBe(200);
+    expect((await call("GET", `/api/v1/admin/scripts/${made.id}`)).json().source).toBe(source);
+
     await page.getByRole("button", { name: "Run draft" }).click();
     await page.getByTestId("run-error").waitFor();
     expect(await page.getByTestId("run-error").textContent()).toMatch(/at line 4/);
+    releaseEditor();
     // CodeMirror draws only what is in view; the run's result has scrolled the page past the editor.
+    await page.locator(".cm-editor").waitFor();
     await page.getByTestId("source-editor").scrollIntoViewIfNeeded();
     const marks = page.locator(".cm-lintRange-error");
     await marks.first().waitFor();
     expect(await marks.count()).toBe(1);
-    release();
+    releaseTypes();
     await expect
       .poll(() => page.getByTestId("type-errors").textContent(), { timeout: 60_000 })
       .toContain("1 type error");
