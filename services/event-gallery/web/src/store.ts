@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useLayoutEffect, useState } from "preact/hooks";
 
 /** A minimal observable value shared by components (no state library needed for this app). */
 export interface Store<T> {
@@ -23,9 +23,18 @@ export function store<T>(initial: T): Store<T> {
   return s;
 }
 
-/** Re-render the calling component whenever the store changes. */
+/**
+ * Re-render the calling component whenever the store changes. It subscribes as the render is
+ * committed (not after paint), and a change that still came between render and subscription (a
+ * fetch answering while the page paints) re-renders too: otherwise that change is never shown.
+ */
 export function useStore<T>(s: Store<T>): T {
   const [, bump] = useState(0);
-  useEffect(() => s.subscribe(() => bump((n) => n + 1)), [s]);
-  return s.value;
+  const rendered = s.value;
+  useLayoutEffect(() => {
+    const off = s.subscribe(() => bump((n) => n + 1));
+    if (s.value !== rendered) bump((n) => n + 1);
+    return off;
+  }, [s]);
+  return rendered;
 }
