@@ -303,21 +303,30 @@ describe.skipIf(testBackend() !== "postgres")(
             (r) => r.instance_id,
           ),
         );
-        await enqueuePubsub(db, scripts.slow ?? "", "slow", N);
-        // C holds claimed rows (its instance id is the one A and B never recorded).
-        const held = await until("C to hold rows", async () => {
-          const rows = await db.db
-            .selectFrom("outbox")
-            .select(["claimed_by", "lease_until"])
-            .where("claimed_by", "is not", null)
-            .execute();
-          const mine = rows.filter((r) => !others.has(r.claimed_by));
-          return mine.length > 0 ? mine : null;
-        });
-        const cId = held[0]?.claimed_by as string;
-        const killed = new Promise((r) => c.proc.once("exit", r));
-        c.proc.kill("SIGKILL");
-        await killed;
+        // A and B stand still while the rows come and C claims them: running, they could take
+        // every row before C's first claim, and C would hold none.
+        const paused = [a, b];
+        for (const inst of paused) inst.proc.kill("SIGSTOP");
+        let cId: string;
+        try {
+          await enqueuePubsub(db, scripts.slow ?? "", "slow", N);
+          // C holds claimed rows (its instance id is the one A and B never recorded).
+          const held = await until("C to hold rows", async () => {
+            const rows = await db.db
+              .selectFrom("outbox")
+              .select(["claimed_by", "lease_until"])
+              .where("claimed_by", "is not", null)
+              .execute();
+            const mine = rows.filter((r) => !others.has(r.claimed_by));
+            return mine.length > 0 ? mine : null;
+          });
+          cId = held[0]?.claimed_by as string;
+          const killed = new Promise((r) => c.proc.once("exit", r));
+          c.proc.kill("SIGKILL");
+          await killed;
+        } finally {
+          for (const inst of paused) inst.proc.kill("SIGCONT");
+        }
         const orphans = await db.db.selectFrom("outbox").select("id").where("claimed_by", "=", cId).execute();
         // Within well under the old 330 s lease: every row ran, and each exactly once.
         const runs = await until(
