@@ -166,6 +166,9 @@ describe.skipIf(testBackend() !== "postgres")(
       expect((await call(a, "POST", `/api/v1/admin/apps/${appId}/domains`, { host: HOST })).status).toBe(201);
       const sources: Record<string, string> = {
         count: `export default async function (ctx) {
+        // real-time: a short run inside the script, so that one process cannot run every row
+        // in the moment the test takes to see its first
+        await new Promise((r) => setTimeout(r, 50));
         log.info(String(ctx.event.pubsub.message.i));
         return null;
       }`,
@@ -232,8 +235,36 @@ describe.skipIf(testBackend() !== "postgres")(
 
     it(`${ROWS} outbox rows are each run exactly once by the two instances' dispatchers`, async () => {
       const db = database();
+      const ranBy = async () =>
+        (
+          await db.db
+            .selectFrom("executions")
+            .select("instance_id")
+            .distinct()
+            .where("script_id", "=", scripts.count ?? "")
+            .execute()
+        ).map((r) => r.instance_id);
       try {
-        await enqueuePubsub(db, scripts.count ?? "", "work", ROWS);
+        // Each process first runs rows while the other stands still (SIGSTOP), then they compete
+        // for the rest: both take part however the machine schedules them. Together from the
+        // start, one could take every row before the other's first claim.
+        b.proc.kill("SIGSTOP");
+        let first: (string | null)[] = [];
+        try {
+          await enqueuePubsub(db, scripts.count ?? "", "work", ROWS);
+          first = await until("A to run rows", async () => {
+            const ids = await ranBy();
+            return ids.length > 0 ? ids : null;
+          });
+          a.proc.kill("SIGSTOP");
+        } finally {
+          b.proc.kill("SIGCONT");
+        }
+        try {
+          await until("B to run rows", async () => (await ranBy()).some((id) => !first.includes(id)));
+        } finally {
+          a.proc.kill("SIGCONT");
+        }
         const runs = await until(
           "every row to run",
           async () => {
