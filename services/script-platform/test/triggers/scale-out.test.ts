@@ -86,6 +86,16 @@ async function until<T>(
   }
 }
 
+/** Runs `fn` while `insts` stand still (SIGSTOP), and continues them (SIGCONT) however it ends. */
+async function whileStopped<T>(insts: readonly Instance[], fn: () => Promise<T>): Promise<T> {
+  for (const inst of insts) inst.proc.kill("SIGSTOP");
+  try {
+    return await fn();
+  } finally {
+    for (const inst of insts) inst.proc.kill("SIGCONT");
+  }
+}
+
 describe.skipIf(testBackend() !== "postgres")(
   "scale-out: two platform processes on one PostgreSQL database",
   () => {
@@ -248,23 +258,19 @@ describe.skipIf(testBackend() !== "postgres")(
         // Each process first runs rows while the other stands still (SIGSTOP), then they compete
         // for the rest: both take part however the machine schedules them. Together from the
         // start, one could take every row before the other's first claim.
-        b.proc.kill("SIGSTOP");
-        let first: (string | null)[] = [];
-        try {
+        const first = await whileStopped([b], async () => {
           await enqueuePubsub(db, scripts.count ?? "", "work", ROWS);
-          first = await until("A to run rows", async () => {
-            const ids = await ranBy();
-            return ids.length > 0 ? ids : null;
+          const ids = await until("A to run rows", async () => {
+            const ran = await ranBy();
+            return ran.length > 0 ? ran : null;
           });
+          // A stops before B continues, so that B's turn begins with rows left.
           a.proc.kill("SIGSTOP");
-        } finally {
-          b.proc.kill("SIGCONT");
-        }
-        try {
-          await until("B to run rows", async () => (await ranBy()).some((id) => !first.includes(id)));
-        } finally {
-          a.proc.kill("SIGCONT");
-        }
+          return ids;
+        });
+        await whileStopped([a], () =>
+          until("B to run rows", async () => (await ranBy()).some((id) => !first.includes(id))),
+        );
         const runs = await until(
           "every row to run",
           async () => {
@@ -336,10 +342,7 @@ describe.skipIf(testBackend() !== "postgres")(
         );
         // A and B stand still while the rows come and C claims them: running, they could take
         // every row before C's first claim, and C would hold none.
-        const paused = [a, b];
-        for (const inst of paused) inst.proc.kill("SIGSTOP");
-        let cId: string;
-        try {
+        const cId = await whileStopped([a, b], async () => {
           await enqueuePubsub(db, scripts.slow ?? "", "slow", N);
           // C holds claimed rows (its instance id is the one A and B never recorded).
           const held = await until("C to hold rows", async () => {
@@ -351,13 +354,11 @@ describe.skipIf(testBackend() !== "postgres")(
             const mine = rows.filter((r) => !others.has(r.claimed_by));
             return mine.length > 0 ? mine : null;
           });
-          cId = held[0]?.claimed_by as string;
           const killed = new Promise((r) => c.proc.once("exit", r));
           c.proc.kill("SIGKILL");
           await killed;
-        } finally {
-          for (const inst of paused) inst.proc.kill("SIGCONT");
-        }
+          return held[0]?.claimed_by as string;
+        });
         const orphans = await db.db.selectFrom("outbox").select("id").where("claimed_by", "=", cId).execute();
         // Within well under the old 330 s lease: every row ran, and each exactly once.
         const runs = await until(
