@@ -107,7 +107,13 @@ describe.skipIf(testBackend() !== "postgres")(
     const scripts: Record<string, string> = {};
     const database = () => openDatabase<PlatformDB>({ url: env.databaseUrl });
     /** `n` pubsub rows for a script, due now, committed with the wake-up every enqueue sends. */
-    const enqueuePubsub = async (db: Database<PlatformDB>, scriptId: string, topic: string, n: number) => {
+    const enqueuePubsub = async (
+      db: Database<PlatformDB>,
+      scriptId: string,
+      topic: string,
+      n: number,
+      from = 0,
+    ) => {
       const now = new Date().toISOString();
       await db.writeTx(async (trx) => {
         await trx
@@ -119,7 +125,7 @@ describe.skipIf(testBackend() !== "postgres")(
               source_kind: "pubsub",
               trigger_id: null,
               script_id: scriptId,
-              payload: JSON.stringify({ event: { pubsub: { topic, message: { i } } } }),
+              payload: JSON.stringify({ event: { pubsub: { topic, message: { i: from + i } } } }),
               due_at: now,
               principal: null,
               reply_to: null,
@@ -245,40 +251,35 @@ describe.skipIf(testBackend() !== "postgres")(
 
     it(`${ROWS} outbox rows are each run exactly once by the two instances' dispatchers`, async () => {
       const db = database();
-      const ranBy = async () =>
-        (
-          await db.db
-            .selectFrom("executions")
-            .select("instance_id")
-            .distinct()
-            .where("script_id", "=", scripts.count ?? "")
-            .execute()
-        ).map((r) => r.instance_id);
-      try {
-        // Each process first runs rows while the other stands still (SIGSTOP), then they compete
-        // for the rest: both take part however the machine schedules them. Together from the
-        // start, one could take every row before the other's first claim.
-        const first = await whileStopped([b], async () => {
-          await enqueuePubsub(db, scripts.count ?? "", "work", ROWS);
-          const ids = await until("A to run rows", async () => {
-            const ran = await ranBy();
-            return ran.length > 0 ? ran : null;
-          });
-          // A stops before B continues, so that B's turn begins with rows left.
-          a.proc.kill("SIGSTOP");
-          return ids;
-        });
-        await whileStopped([a], () =>
-          until("B to run rows", async () => (await ranBy()).some((id) => !first.includes(id))),
+      const left = async () =>
+        Number(
+          (
+            await db.db
+              .selectFrom("outbox")
+              .select((eb) => eb.fn.countAll<number>().as("n"))
+              .where("script_id", "=", scripts.count ?? "")
+              .executeTakeFirst()
+          )?.n,
         );
+      const share = Math.floor(ROWS / 3);
+      try {
+        // A runs a first share alone while B stands still (SIGSTOP), then B a second share while
+        // A stands still, then both compete for the rest: each takes part however the machine
+        // schedules them. Together from the start, one could take every row before the other's
+        // first claim.
+        for (const [alone, rows, from] of [
+          [b, share, 0],
+          [a, share, share],
+        ] as const)
+          await whileStopped([alone], async () => {
+            await enqueuePubsub(db, scripts.count ?? "", "work", rows, from);
+            await until("the share to run", async () => (await left()) === 0);
+          });
+        await enqueuePubsub(db, scripts.count ?? "", "work", ROWS - 2 * share, 2 * share);
         const runs = await until(
           "every row to run",
           async () => {
-            const left = await db.db
-              .selectFrom("outbox")
-              .select((eb) => eb.fn.countAll<number>().as("n"))
-              .executeTakeFirst();
-            if (Number(left?.n) !== 0) return null;
+            if ((await left()) !== 0) return null;
             return db.db
               .selectFrom("executions")
               .select(["status", "logs", "error", "instance_id"])
